@@ -1,0 +1,222 @@
+"""Load and validate `$FLEETLEDGER_HOME/fleetledger.yml`.
+
+The file is fleetledger's public configuration contract (see docs/config.md). Secrets are written
+as `${ENV_VAR}` references and resolved from the environment at load time; they are never stored
+inline. Relative `location`s are resolved against the directory that holds the config file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+SourceKind = Literal[
+    "aws_cur",
+    "gcp_billing",
+    "gcp_catalog",
+    "focus",
+    "azure_cost",
+    "oci_cost",
+    "rate_card",
+    "dcgm",
+    "slurm",
+    "kubernetes",
+    "kueue",
+    "power",
+]
+
+BILLING_KINDS = {"aws_cur", "gcp_billing", "focus", "azure_cost", "oci_cost"}
+TELEMETRY_KINDS = {"dcgm", "power"}
+SCHEDULER_KINDS = {"slurm", "kubernetes", "kueue"}
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ConfigError(ValueError):
+    """A config file that does not validate; the message names the key and the problem."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Source(_Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    kind: SourceKind
+    location: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Node(_Strict):
+    host: str
+    resource_id: str | None = None
+    provider: Literal["aws", "gcp", "azure", "oci", "onprem"]
+    site: str
+    instance_type: str | None = None
+    gpus: int = Field(ge=0)
+    gpu_model: str | None = None
+    cluster: str | None = None
+
+
+class TeamMatch(_Strict):
+    slurm_account: list[str] = Field(default_factory=list)
+    k8s_namespace: list[str] = Field(default_factory=list)
+    k8s_label: dict[str, str] = Field(default_factory=dict)
+    cloud_tag: dict[str, str] = Field(default_factory=dict)
+
+
+class Team(_Strict):
+    team: str
+    owners: list[str] = Field(default_factory=list)
+    match: TeamMatch = Field(default_factory=TeamMatch)
+
+
+class RateCard(_Strict):
+    """On-prem / colo cost of a class of nodes: capex amortised per hour plus energy."""
+
+    site: str
+    hosts: list[str]
+    capex: float = Field(gt=0, description="purchase price of one node, reporting currency")
+    amortisation_months: int = Field(gt=0)
+    power_price_per_kwh: float = Field(ge=0)
+    host_overhead_w: float = Field(default=0, ge=0, description="non-GPU IT power per node")
+    currency: str = "USD"
+
+
+class Budget(_Strict):
+    name: str
+    team: str | None = None
+    monthly_amount: float = Field(gt=0)
+    thresholds: list[float] = Field(default_factory=lambda: [0.5, 0.8, 1.0])
+
+
+class KindRule(_Strict):
+    kind: Literal["training", "inference", "interactive", "batch"]
+    match: dict[str, str] = Field(
+        default_factory=dict,
+        description="regex per field: partition, queue, job_name, namespace, label:<key>",
+    )
+
+
+class SiteSettings(_Strict):
+    idle_threshold: float | None = Field(default=None, ge=0, le=1)
+
+
+class Config(_Strict):
+    reporting_currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    sources: list[Source] = Field(default_factory=list)
+    inventory: list[Node] = Field(default_factory=list)
+    inventory_file: str | None = None
+    teams: list[Team] = Field(default_factory=list)
+    rate_cards: list[RateCard] = Field(default_factory=list)
+    kind_rules: list[KindRule] = Field(default_factory=list)
+    idle_threshold: float = Field(default=0.05, ge=0, le=1)
+    stale_after_seconds: int = Field(default=120, gt=0)
+    sites: dict[str, SiteSettings] = Field(default_factory=dict)
+    currency_rates: dict[str, float] = Field(default_factory=dict)
+    budgets: list[Budget] = Field(default_factory=list)
+    alerts: dict[str, Any] = Field(default_factory=dict)
+
+    # where the file was loaded from; relative locations resolve against it
+    base_dir: Path = Field(default=Path("."), exclude=True)
+
+    @field_validator("sources")
+    @classmethod
+    def _unique_source_names(cls, sources: list[Source]) -> list[Source]:
+        seen: set[str] = set()
+        for s in sources:
+            if s.name in seen:
+                raise ValueError(f"source name {s.name!r} is used twice")
+            seen.add(s.name)
+        return sources
+
+    def source(self, name: str) -> Source:
+        for s in self.sources:
+            if s.name == name:
+                return s
+        raise KeyError(f"no source named {name!r} in the config")
+
+    def resolve(self, location: str) -> str:
+        """An absolute path (or URL) for a source location given relative to the config file."""
+        if "://" in location or os.path.isabs(location):
+            return location
+        return str((self.base_dir / location).resolve())
+
+
+def fleetledger_home() -> Path:
+    return Path(os.environ.get("FLEETLEDGER_HOME", "./data")).resolve()
+
+
+def config_path(home: Path | None = None) -> Path:
+    return (home or fleetledger_home()) / "fleetledger.yml"
+
+
+def _expand_env(value: Any, key: str) -> Any:
+    if isinstance(value, str):
+
+        def sub(m: re.Match[str]) -> str:
+            var = m.group(1)
+            if var not in os.environ:
+                raise ConfigError(f"{key}: environment variable {var} is not set")
+            return os.environ[var]
+
+        return _ENV_REF.sub(sub, value)
+    if isinstance(value, dict):
+        return {k: _expand_env(v, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand_env(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def _format_errors(path: Path, err: ValidationError) -> str:
+    lines = [f"{path}: invalid config"]
+    for e in err.errors():
+        loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in e["loc"])
+        loc = loc.replace(".[", "[")
+        lines.append(f"  {loc or '<root>'}: {e['msg']}")
+    return "\n".join(lines)
+
+
+def parse_config(data: dict[str, Any], path: Path) -> Config:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    data = _expand_env(data, "")
+    try:
+        cfg = Config.model_validate({**data, "base_dir": path.parent})
+    except ValidationError as err:
+        raise ConfigError(_format_errors(path, err)) from None
+    if cfg.inventory_file:
+        cfg.inventory = cfg.inventory + _load_inventory_file(Path(cfg.resolve(cfg.inventory_file)))
+    return cfg
+
+
+def _load_inventory_file(path: Path) -> list[Node]:
+    import csv
+
+    nodes: list[Node] = []
+    with path.open(newline="") as fh:
+        for i, row in enumerate(csv.DictReader(fh), start=2):
+            clean = {k: v for k, v in row.items() if v not in ("", None)}
+            try:
+                nodes.append(Node.model_validate(clean))
+            except ValidationError as err:
+                raise ConfigError(_format_errors(Path(f"{path}:{i}"), err)) from None
+    return nodes
+
+
+def load_config(path: Path | None = None) -> Config:
+    path = path or config_path()
+    if not path.exists():
+        raise ConfigError(
+            f"{path}: no config file (set FLEETLEDGER_HOME or run `fleetledger demo`)"
+        )
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+    return parse_config(data, path)

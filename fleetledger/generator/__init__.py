@@ -1,0 +1,266 @@
+"""The synthetic fleet generator: every source in its real format, plus `ground_truth.json`.
+
+`generate()` is deterministic for its arguments. See docs/generator-layout.md for what it writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import yaml
+
+from fleetledger.generator import fleet as F
+from fleetledger.generator.bill_files import write_cur, write_gcp
+from fleetledger.generator.dcgm_text import write_node_day
+from fleetledger.generator.fleet import DAY, Fleet, build_fleet
+from fleetledger.generator.power_files import write_power
+from fleetledger.generator.scheduler_files import write_pods, write_sacct
+from fleetledger.generator.telemetry import node_series
+from fleetledger.generator.truth import Truth
+
+DEFAULT_START = date(2026, 10, 1)
+IDLE_THRESHOLD = 0.05
+
+__all__ = ["DEFAULT_START", "generate", "build_fleet"]
+
+
+def _config(fleet: Fleet) -> dict:
+    onprem = [n for n in fleet.nodes if n.provider == "onprem"]
+    return {
+        "reporting_currency": "USD",
+        "idle_threshold": IDLE_THRESHOLD,
+        "stale_after_seconds": 2 * fleet.scrape_interval,
+        "sources": [
+            {"name": "aws-cur", "kind": "aws_cur", "location": "sources/aws/cur/fleet-cur"},
+            {
+                "name": "aws-slurm",
+                "kind": "slurm",
+                "location": "sources/aws/sacct/sacct-{date}.txt",
+                "options": {"cluster": "aws-hpc"},
+            },
+            {
+                "name": "aws-dcgm",
+                "kind": "dcgm",
+                "location": "sources/aws/dcgm/{date}/*.prom.gz",
+                "options": {"format": "prometheus_text"},
+            },
+            {
+                "name": "gcp-billing",
+                "kind": "gcp_billing",
+                "location": "sources/gcp/billing/*.jsonl",
+            },
+            {
+                "name": "gke-pods",
+                "kind": "kubernetes",
+                "location": "sources/gcp/k8s/pods-{date}.json",
+                "options": {"cluster": "gke-ml"},
+            },
+            {
+                "name": "gke-dcgm",
+                "kind": "dcgm",
+                "location": "sources/gcp/dcgm/{date}/*.prom.gz",
+                "options": {"format": "prometheus_text", "node_label": "node"},
+            },
+            {
+                "name": "onprem-slurm",
+                "kind": "slurm",
+                "location": "sources/onprem/sacct/sacct-{date}.txt",
+                "options": {"cluster": "onprem"},
+            },
+            {
+                "name": "onprem-dcgm",
+                "kind": "dcgm",
+                "location": "sources/onprem/dcgm/{date}/*.prom.gz",
+                "options": {"format": "prometheus_text"},
+            },
+            {
+                "name": "onprem-power",
+                "kind": "power",
+                "location": "sources/onprem/power/power-{date}.csv",
+            },
+        ],
+        "inventory": [
+            {
+                "host": n.host,
+                "resource_id": n.resource_id,
+                "provider": n.provider,
+                "site": n.site,
+                "instance_type": n.instance_type,
+                "gpus": n.gpus,
+                "gpu_model": n.gpu_model,
+                "cluster": n.cluster,
+            }
+            for n in fleet.nodes
+        ],
+        "teams": [
+            {"team": "llm-training", "owners": ["mkumar"], "match": {"slurm_account": ["llm"]}},
+            {
+                "team": "research",
+                "owners": ["lchen"],
+                "match": {
+                    "slurm_account": ["research", "rl"],
+                    "k8s_namespace": ["research-notebooks"],
+                },
+            },
+            {
+                "team": "data",
+                "owners": ["okafor"],
+                "match": {"slurm_account": ["data"], "k8s_namespace": ["data-eng"]},
+            },
+            {
+                "team": "serving",
+                "owners": ["sre-serving"],
+                "match": {"k8s_namespace": ["inference"], "cloud_tag": {"team": "serving"}},
+            },
+            {
+                "team": "gpu-platform",
+                "owners": ["platform"],
+                "match": {"cloud_tag": {"user_team": "gpu-platform", "team": "gpu-platform"}},
+            },
+        ],
+        "kind_rules": [
+            {"kind": "training", "match": {"partition": "^train$"}},
+            {"kind": "interactive", "match": {"namespace": "notebooks$"}},
+            {"kind": "inference", "match": {"namespace": "^inference$"}},
+            {"kind": "batch", "match": {}},
+        ],
+        "rate_cards": [
+            {
+                "site": "dc1",
+                "hosts": [n.host for n in onprem],
+                "capex": F.DGX_CAPEX,
+                "amortisation_months": F.DGX_AMORTISATION_MONTHS,
+                "power_price_per_kwh": F.POWER_PRICE_PER_KWH,
+                "host_overhead_w": F.HOST_OVERHEAD_W,
+            }
+        ],
+        "budgets": [
+            {"name": "llm-training-monthly", "team": "llm-training", "monthly_amount": 120000},
+            {"name": "research-monthly", "team": "research", "monthly_amount": 40000},
+            {"name": "data-monthly", "team": "data", "monthly_amount": 25000},
+            {"name": "serving-monthly", "team": "serving", "monthly_amount": 60000},
+        ],
+    }
+
+
+def generate(
+    out: Path,
+    *,
+    days: int,
+    seed: int,
+    start: date = DEFAULT_START,
+    scrape_interval_s: int = 60,
+    aws_nodes: int = 4,
+    gcp_nodes: int = 2,
+    onprem_nodes: int = 4,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict:
+    """Write a synthetic fleet into `out`; return the ground truth (also in ground_truth.json)."""
+    out = Path(out)
+    src = out / "sources"
+    fleet = build_fleet(
+        start=start,
+        days=days,
+        seed=seed,
+        scrape_interval=scrape_interval_s,
+        aws_nodes=aws_nodes,
+        gcp_nodes=gcp_nodes,
+        onprem_nodes=onprem_nodes,
+    )
+    truth = Truth(fleet, IDLE_THRESHOLD, 2 * scrape_interval_s)
+    onprem_series: dict[str, list] = {}
+    scrape_lines = 0
+    for i, node in enumerate(fleet.nodes):
+        if progress:
+            progress(f"DCGM samples of {node.host}", i, len(fleet.nodes))
+        series = node_series(fleet, node)
+        for d in range(days):
+            a = fleet.t0 + d * DAY
+            day = datetime.fromtimestamp(a, UTC).strftime("%Y-%m-%d")
+            path = src / node.provider / "dcgm" / day / f"{node.host}.prom.gz"
+            scrape_lines += write_node_day(fleet, node, series, a, path)
+        for s in series:
+            truth.add_gpu(s)
+        if node.provider == "onprem":
+            onprem_series[node.host] = series
+    if progress:
+        progress("bills, scheduler logs and power meters", len(fleet.nodes), len(fleet.nodes))
+    pue = write_power(fleet, "dc1", onprem_series, src / "onprem" / "power")
+    result = truth.finish({("dc1", d): v["pue"] for d, v in pue.items()})
+    aws_bill = write_cur(fleet, src / "aws" / "cur" / "fleet-cur")
+    gcp_bill = write_gcp(fleet, src / "gcp" / "billing")
+    onprem_cost = sum(v for h, v in result["node_cost_by_host"].items() if h.startswith("dgx"))
+    write_sacct(fleet, "aws-hpc", src / "aws" / "sacct")
+    write_sacct(fleet, "onprem", src / "onprem" / "sacct")
+    write_pods(fleet, src / "gcp" / "k8s")
+    (out / "fleetledger.yml").write_text(yaml.safe_dump(_config(fleet), sort_keys=False))
+
+    idle_day_cause: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for row in result["idle_by_day_host_cause"]:
+        cell = idle_day_cause[(row["day"], row["cause"])]
+        cell[0] += row["gpu_hours"]
+        cell[1] += row["cost"]
+    by_id = {r["run_id"]: r for r in result["runs"]}
+    nb = next(r for r in fleet.runs if r.pod_name == "jupyter-alice")
+    xr = next(r for r in fleet.runs if r.state == "NODE_FAIL")
+    requeued = [r.run_id for r in fleet.runs if r.state == "PREEMPTED"]
+    o = fleet.outages[0]
+    st = fleet.stragglers[0]
+    ground_truth = {
+        "seed": seed,
+        "start": start.isoformat(),
+        "days": days,
+        "scrape_interval_seconds": scrape_interval_s,
+        "stale_after_seconds": 2 * scrape_interval_s,
+        "idle_threshold": IDLE_THRESHOLD,
+        "dcgm_lines": scrape_lines,
+        "bill_totals": {
+            "aws": aws_bill,
+            "gcp": gcp_bill,
+            "onprem": {"billed_cost": onprem_cost, "effective_cost": onprem_cost},
+        },
+        "gpu_node_cost_by_day_provider": result["gpu_node_cost_by_day_provider"],
+        "runs": result["runs"],
+        "gpu_days": result["gpu_days"],
+        "idle_by_day_host_cause": result["idle_by_day_host_cause"],
+        "idle_by_day_cause": [
+            {"day": d, "cause": c, "gpu_hours": v[0], "cost": v[1]}
+            for (d, c), v in sorted(idle_day_cause.items())
+        ],
+        "pue": [{"site": "dc1", "day": d, **v} for d, v in sorted(pue.items())],
+        "scenarios": {
+            "idle_notebook": {
+                "run_id": nb.run_id,
+                "host": nb.nodes[0],
+                "gpus": nb.gpus,
+                "start": F.iso(nb.start),  # type: ignore[arg-type]
+                "allocated_idle_seconds": by_id[nb.run_id]["allocated_idle_seconds"],
+            },
+            "xid79_outage": {
+                "host": o.host,
+                "gpu_index": o.gpu_index,
+                "xid": o.xid,
+                "start": F.iso(o.start),
+                "end": F.iso(o.end),
+                "failed_run_id": xr.run_id,
+            },
+            "requeued_run": {
+                "run_ids": requeued
+                + [r.run_id for r in fleet.runs if r.attempt == 2 and r.scheduler == "slurm"]
+            },
+            "straggler": {
+                "host": st.host,
+                "gpu_index": st.gpu_index,
+                "gpu_uuid": fleet.node(st.host).gpu_uuid(st.gpu_index),
+                "run_id": st.run_id,
+                "start": F.iso(st.start),
+                "end": F.iso(st.end),
+            },
+        },
+    }
+    (out / "ground_truth.json").write_text(json.dumps(ground_truth, indent=1))
+    return ground_truth

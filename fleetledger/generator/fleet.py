@@ -1,0 +1,713 @@
+"""The synthetic fleet: nodes, GPUs, runs and incidents, laid out deterministically from a seed.
+
+Everything here is the generator's *truth* about what happened; the writers turn it into source
+files in their real formats and `truth.py` derives what the pipeline must find.
+Times are integer seconds since the Unix epoch (UTC).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+
+import numpy as np
+
+HOUR = 3600
+DAY = 86400
+
+# AWS p5.48xlarge on-demand, us-east-2; the Savings Plan rate is the 1-year compute SP rate.
+P5_ON_DEMAND_PER_HOUR = 98.32
+P5_SAVINGS_PLAN_PER_HOUR = 55.04
+SAVINGS_PLAN_COMMITMENT_PER_HOUR = 115.00  # covers two instances, a little over-committed
+# GCP a3-highgpu-8g, us-central1: GPU, core and RAM SKUs per instance-hour, and a CUD credit.
+A3_GPU_PER_HOUR = 88.49
+A3_CORE_PER_HOUR = 5.00
+A3_RAM_PER_HOUR = 2.31
+A3_CUD_CREDIT_PER_HOUR = -30.97
+# On-prem DGX H100 rate card.
+DGX_CAPEX = 400_000.0
+DGX_AMORTISATION_MONTHS = 48
+POWER_PRICE_PER_KWH = 0.12
+HOST_OVERHEAD_W = 2000.0
+SITE_OTHER_IT_KW = 3.0
+
+FATAL_XIDS = (79, 48, 95, 119, 120)
+
+
+def epoch(d: date) -> int:
+    return int(datetime(d.year, d.month, d.day, tzinfo=UTC).timestamp())
+
+
+def iso(t: int) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def stable_hex(*parts: object, n: int = 8) -> str:
+    return hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()[:n]
+
+
+def stable_uuid(*parts: object) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(map(str, parts))))
+
+
+@dataclass
+class Node:
+    host: str
+    provider: str  # aws | gcp | onprem
+    site: str
+    instance_type: str
+    resource_id: str
+    cluster: str
+    gpus: int = 8
+    gpu_model: str = "H100"
+    sample_offset: int = 0  # seconds after the minute when this node's exporter is scraped
+    savings_plan: bool = False
+
+    def gpu_uuid(self, index: int) -> str:
+        h = stable_hex(self.host, index, n=32)
+        return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+@dataclass
+class Run:
+    """One scheduler run: a Slurm allocation attempt or a Kubernetes pod."""
+
+    scheduler: str  # slurm | kubernetes
+    cluster: str
+    job_id: str  # as the scheduler prints it (300_4, 210, pod uid)
+    job_id_raw: str  # Slurm JobIDRaw / pod uid
+    attempt: int
+    team: str
+    user: str
+    account: str  # Slurm account or K8s namespace
+    queue: str  # Slurm partition or K8s namespace
+    kind: str  # training | inference | interactive | batch
+    name: str
+    gpus_per_node: int
+    nodes: list[str]
+    gpu_indices: dict[str, list[int]]  # host -> indices held
+    submitted: int
+    start: int | None  # None while pending
+    end: int | None  # None while running at the end of the window
+    state: str  # final state (COMPLETED, FAILED, NODE_FAIL, PREEMPTED, ...)
+    exit_code: int = 0
+    util_mean: float = 0.8
+    util_profile: str = "steady"  # steady | diurnal | idle | hang_then_fail
+    array_job_id: str | None = None
+    array_task: int | None = None
+    pod_name: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return f"{self.scheduler}:{self.cluster}:{self.job_id}:{self.attempt}"
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node * len(self.nodes)
+
+
+@dataclass
+class Outage:
+    """A node that fell off the bus (XID 79 on one GPU) and came back after a reboot."""
+
+    host: str
+    gpu_index: int
+    xid: int
+    start: int  # a scrape time of the node: the sample that reports the XID
+    end: int  # first scrape time after the reboot
+
+
+@dataclass
+class ScrapeGap:
+    """The exporter on a node did not answer for a while (no samples, GPUs still fine)."""
+
+    host: str
+    start: int
+    end: int
+
+
+@dataclass
+class Straggler:
+    host: str
+    gpu_index: int
+    run_id: str
+    start: int
+    end: int
+    util_factor: float = 0.6
+    sm_clock_mhz: int = 1260
+
+
+@dataclass
+class Fleet:
+    start_day: date
+    days: int
+    seed: int
+    scrape_interval: int
+    nodes: list[Node]
+    runs: list[Run]
+    outages: list[Outage]
+    gaps: list[ScrapeGap]
+    stragglers: list[Straggler]
+
+    @property
+    def t0(self) -> int:
+        return epoch(self.start_day)
+
+    @property
+    def t1(self) -> int:
+        return self.t0 + self.days * DAY
+
+    def node(self, host: str) -> Node:
+        return next(n for n in self.nodes if n.host == host)
+
+
+# --------------------------------------------------------------------------------------------
+# Fleet layout
+
+
+def build_nodes(aws_nodes: int, gcp_nodes: int, onprem_nodes: int) -> list[Node]:
+    nodes: list[Node] = []
+    for i in range(aws_nodes):
+        nodes.append(
+            Node(
+                host=f"aws-p5-{i + 1:02d}",
+                provider="aws",
+                site="us-east-2",
+                instance_type="p5.48xlarge",
+                resource_id=f"i-0{stable_hex('aws', i, n=16)}",
+                cluster="aws-hpc",
+                sample_offset=(7 * i) % 60,
+                savings_plan=i < 2,
+            )
+        )
+    for i in range(gcp_nodes):
+        name = f"gke-ml-a3-pool-{stable_hex('gke', i, n=4)}"
+        nodes.append(
+            Node(
+                host=name,
+                provider="gcp",
+                site="us-central1",
+                instance_type="a3-highgpu-8g",
+                resource_id=(
+                    f"//compute.googleapis.com/projects/fleet-ml-prod/zones/us-central1-a/"
+                    f"instances/{int(stable_hex('gce', i, n=12), 16)}"
+                ),
+                cluster="gke-ml",
+                sample_offset=(11 * i + 3) % 60,
+            )
+        )
+    for i in range(onprem_nodes):
+        nodes.append(
+            Node(
+                host=f"dgx-{i + 1:02d}",
+                provider="onprem",
+                site="dc1",
+                instance_type="dgx-h100",
+                resource_id=f"dgx-{i + 1:02d}",
+                cluster="onprem",
+                sample_offset=(13 * i + 5) % 60,
+            )
+        )
+    return nodes
+
+
+class Calendar:
+    """Which GPUs are busy when: a tiny first-fit scheduler over per-GPU busy intervals."""
+
+    def __init__(self, nodes: list[Node]):
+        self.busy: dict[tuple[str, int], list[tuple[int, int]]] = {
+            (n.host, g): [] for n in nodes for g in range(n.gpus)
+        }
+
+    def free(self, host: str, gpu: int, a: int, b: int) -> bool:
+        return all(e <= a or s >= b for s, e in self.busy[(host, gpu)])
+
+    def reserve(self, host: str, gpus: list[int], a: int, b: int) -> None:
+        for g in gpus:
+            if not self.free(host, g, a, b):
+                raise ValueError(f"GPU {host}:{g} is already busy in [{a}, {b})")
+            self.busy[(host, g)].append((a, b))
+
+    def place(
+        self, hosts: list[str], n_gpus: dict[str, int], k: int, earliest: int, dur: int
+    ) -> tuple[int, str, list[int]]:
+        """Earliest (start, host, gpu indices) where k GPUs of one host are free for dur."""
+        best: tuple[int, str, list[int]] | None = None
+        for host in hosts:
+            cands = {earliest}
+            for g in range(n_gpus[host]):
+                cands.update(e for _, e in self.busy[(host, g)] if e > earliest)
+            for t in sorted(cands):
+                if best is not None and t >= best[0]:
+                    break
+                free = [g for g in range(n_gpus[host]) if self.free(host, g, t, t + dur)]
+                if len(free) >= k:
+                    best = (t, host, free[:k])
+                    break
+        assert best is not None
+        return best
+
+
+def _util_for_kind(rng: np.random.Generator, kind: str) -> float:
+    return {
+        "training": float(rng.uniform(0.78, 0.95)),
+        "batch": float(rng.uniform(0.45, 0.85)),
+        "inference": float(rng.uniform(0.35, 0.6)),
+        "interactive": float(rng.uniform(0.0, 0.03)),
+    }[kind]
+
+
+def build_fleet(
+    *,
+    start: date,
+    days: int,
+    seed: int,
+    scrape_interval: int = 60,
+    aws_nodes: int = 4,
+    gcp_nodes: int = 2,
+    onprem_nodes: int = 4,
+) -> Fleet:
+    if days < 2:
+        raise ValueError("a fleet needs at least 2 days")
+    if aws_nodes < 2 or gcp_nodes < 1 or onprem_nodes < 2:
+        raise ValueError("a fleet needs at least 2 AWS, 1 GCP and 2 on-prem nodes")
+    rng = np.random.default_rng(seed)
+    nodes = build_nodes(aws_nodes, gcp_nodes, onprem_nodes)
+    t0 = epoch(start)
+    t1 = t0 + days * DAY
+    cal = Calendar(nodes)
+    runs: list[Run] = []
+    outages: list[Outage] = []
+    gaps: list[ScrapeGap] = []
+    stragglers: list[Straggler] = []
+    by_provider = {p: [n for n in nodes if n.provider == p] for p in ("aws", "gcp", "onprem")}
+    n_gpus = {n.host: n.gpus for n in nodes}
+
+    def scrape_time_after(node: Node, t: int) -> int:
+        """The first scrape time of node at or after t."""
+        k = -(-(t - t0 - node.sample_offset) // scrape_interval)
+        return t0 + node.sample_offset + k * scrape_interval
+
+    slurm_ids = {"aws-hpc": 41000, "onprem": 88000}
+
+    def next_job_id(cluster: str, n: int = 1) -> int:
+        jid = slurm_ids[cluster]
+        slurm_ids[cluster] += n
+        return jid
+
+    def slurm_run(
+        cluster: str,
+        team: str,
+        account: str,
+        user: str,
+        partition: str,
+        kind: str,
+        name: str,
+        hosts: list[str],
+        gpus_per_node: int,
+        indices: dict[str, list[int]],
+        start_t: int,
+        end_t: int | None,
+        state: str,
+        *,
+        job_id: str | None = None,
+        job_id_raw: str | None = None,
+        attempt: int = 1,
+        exit_code: int = 0,
+        wait: int | None = None,
+        util: float | None = None,
+        profile: str = "steady",
+        array: tuple[str, int] | None = None,
+    ) -> Run:
+        if job_id is None:
+            raw = str(next_job_id(cluster))
+            job_id, job_id_raw = raw, raw
+        wait = int(rng.integers(30, 2400)) if wait is None else wait
+        r = Run(
+            scheduler="slurm",
+            cluster=cluster,
+            job_id=job_id,
+            job_id_raw=job_id_raw or job_id,
+            attempt=attempt,
+            team=team,
+            user=user,
+            account=account,
+            queue=partition,
+            kind=kind,
+            name=name,
+            gpus_per_node=gpus_per_node,
+            nodes=hosts,
+            gpu_indices=indices,
+            submitted=start_t - wait,
+            start=start_t,
+            end=end_t,
+            state=state,
+            exit_code=exit_code,
+            util_mean=_util_for_kind(rng, kind) if util is None else util,
+            util_profile=profile,
+            array_job_id=array[0] if array else None,
+            array_task=array[1] if array else None,
+        )
+        runs.append(r)
+        return r
+
+    def hold(run: Run) -> None:
+        end = run.end if run.end is not None else t1
+        if run.start is None:
+            return
+        for h in run.nodes:
+            cal.reserve(h, run.gpu_indices[h], run.start, min(end, t1))
+
+    # ---------------- AWS Slurm cluster (hpc_job labels) -------------------------------------
+    aws = [n.host for n in by_provider["aws"]]
+    full = list(range(8))
+    # 1. multi-node training run on two nodes, with a thermally throttled straggler GPU
+    train_start = t0 + 2 * HOUR + 13 * 60 + 27
+    train_end = min(train_start + 20 * HOUR + 41 * 60, t1 - HOUR)
+    mn = slurm_run(
+        "aws-hpc",
+        "llm-training",
+        "llm",
+        "mkumar",
+        "train",
+        "training",
+        "llama-8b-pretrain",
+        aws[:2],
+        8,
+        {aws[0]: full, aws[1]: full},
+        train_start,
+        train_end,
+        "COMPLETED",
+        util=0.91,
+    )
+    hold(mn)
+    straggle_start = train_start + 3 * HOUR
+    stragglers.append(
+        Straggler(aws[1], 5, mn.run_id, straggle_start, min(straggle_start + 6 * HOUR, train_end))
+    )
+    # 2. a preempted and requeued run: attempt 1 is preempted, attempt 2 runs to completion
+    pq_raw = str(next_job_id("aws-hpc"))
+    pq1_start = t0 + 1 * HOUR + 5 * 60 + 9
+    pq1_end = pq1_start + 3 * HOUR + 17 * 60 + 41
+    pq1 = slurm_run(
+        "aws-hpc",
+        "research",
+        "rl",
+        "lchen",
+        "batch",
+        "batch",
+        "ppo-sweep-base",
+        [aws[2]],
+        4,
+        {aws[2]: [0, 1, 2, 3]},
+        pq1_start,
+        pq1_end,
+        "PREEMPTED",
+        job_id=pq_raw,
+        job_id_raw=pq_raw,
+        attempt=1,
+        exit_code=0,
+    )
+    hold(pq1)
+    pq2_start = pq1_end + 47 * 60 + 3
+    pq2 = slurm_run(
+        "aws-hpc",
+        "research",
+        "rl",
+        "lchen",
+        "batch",
+        "batch",
+        "ppo-sweep-base",
+        [aws[3]],
+        4,
+        {aws[3]: [4, 5, 6, 7]},
+        pq2_start,
+        pq2_start + 5 * HOUR + 2 * 60 + 11,
+        "COMPLETED",
+        job_id=pq_raw,
+        job_id_raw=pq_raw,
+        attempt=2,
+        wait=pq2_start - pq1_end,
+    )
+    hold(pq2)
+    # 3. a failed run that hangs (0 % utilisation) for its last 40 minutes
+    fr_start = t0 + DAY + 4 * HOUR + 31 * 60 + 50
+    fr = Run  # placeholder for type checkers
+    fr = slurm_run(
+        "aws-hpc",
+        "research",
+        "research",
+        "pnovak",
+        "batch",
+        "batch",
+        "eval-harness",
+        [aws[2]],
+        4,
+        {aws[2]: [4, 5, 6, 7]},
+        fr_start,
+        fr_start + 2 * HOUR + 13 * 60 + 5,
+        "FAILED",
+        exit_code=1,
+        profile="hang_then_fail",
+    )
+    hold(fr)
+    # 4. an array job: 6 tasks of 2 GPUs placed first-fit on the AWS nodes
+    arr_id = next_job_id("aws-hpc", 6)
+    arr_submit = t0 + 5 * HOUR + 20 * 60
+    for task in range(6):
+        dur = int(rng.integers(90, 240)) * 60 + int(rng.integers(0, 60))
+        st, host, idx = cal.place(aws, n_gpus, 2, arr_submit + 60 * task, dur)
+        r = slurm_run(
+            "aws-hpc",
+            "data",
+            "data",
+            "okafor",
+            "batch",
+            "batch",
+            "tokenize-shard",
+            [host],
+            2,
+            {host: idx},
+            st,
+            st + dur,
+            "COMPLETED",
+            job_id=f"{arr_id}_{task}",
+            job_id_raw=str(arr_id + task),
+            wait=st - arr_submit,
+            array=(str(arr_id), task),
+        )
+        hold(r)
+    # 5. a scrape gap on an AWS node while runs hold its GPUs (unobserved seconds)
+    gap_start = t0 + DAY + 9 * HOUR + 3 * 60 + 17
+    gaps.append(ScrapeGap(aws[3], gap_start, gap_start + 23 * 60 + 41))
+
+    # ---------------- On-prem Slurm cluster (whole nodes, no hpc_job labels) -------------------
+    onp = [n.host for n in by_provider["onprem"]]
+    # 6. a two-node training run on dgx-03/04 that dies when dgx-03 falls off the bus (XID 79)
+    xnode = by_provider["onprem"][2] if len(onp) > 2 else by_provider["onprem"][0]
+    partner = onp[3] if len(onp) > 3 else onp[1]
+    x_run_start = t0 + DAY + 1 * HOUR + 44 * 60 + 2
+    x_time = scrape_time_after(xnode, t0 + DAY + 10 * HOUR + 15 * 60)
+    x_back = scrape_time_after(xnode, x_time + 5 * HOUR + 20 * 60)
+    xr = slurm_run(
+        "onprem",
+        "llm-training",
+        "llm",
+        "mkumar",
+        "train",
+        "training",
+        "moe-ablation-3",
+        [xnode.host, partner],
+        8,
+        {xnode.host: full, partner: full},
+        x_run_start,
+        x_time,
+        "NODE_FAIL",
+        exit_code=0,
+        util=0.88,
+    )
+    hold(xr)
+    outages.append(Outage(xnode.host, 3, 79, x_time, x_back))
+    cal.reserve(xnode.host, full, x_time, x_back)
+
+    # ---------------- GCP Kubernetes (pod/namespace labels) -------------------------------------
+    gke = [n.host for n in by_provider["gcp"]]
+
+    def pod(
+        name: str,
+        namespace: str,
+        team: str,
+        kind: str,
+        host: str,
+        idx: list[int],
+        start_t: int,
+        end_t: int | None,
+        state: str,
+        *,
+        exit_code: int = 0,
+        util: float | None = None,
+        profile: str = "steady",
+        labels: dict[str, str] | None = None,
+    ) -> Run:
+        uid = stable_uuid(seed, "pod", name, start_t)
+        wait = int(rng.integers(5, 300))
+        r = Run(
+            scheduler="kubernetes",
+            cluster="gke-ml",
+            job_id=uid,
+            job_id_raw=uid,
+            attempt=1,
+            team=team,
+            user=(labels or {}).get("user", "system:serviceaccount"),
+            account=namespace,
+            queue=namespace,
+            kind=kind,
+            name=name,
+            gpus_per_node=len(idx),
+            nodes=[host],
+            gpu_indices={host: idx},
+            submitted=start_t - wait,
+            start=start_t,
+            end=end_t,
+            state=state,
+            exit_code=exit_code,
+            util_mean=_util_for_kind(rng, kind) if util is None else util,
+            util_profile=profile,
+            pod_name=name,
+            labels=labels or {},
+        )
+        runs.append(r)
+        hold(r)
+        return r
+
+    # 7. inference pods: a 4-GPU vLLM server per GKE node, up the whole window
+    for i, host in enumerate(gke):
+        pod(
+            f"vllm-llama-70b-{stable_hex('vllm', i, n=10)}-{stable_hex('rs', i, n=5)}",
+            "inference",
+            "serving",
+            "inference",
+            host,
+            [0, 1, 2, 3],
+            t0 + 17 * 60 + 11 * i,
+            None,
+            "Running",
+            profile="diurnal",
+            labels={"app": "vllm", "team": "serving"},
+        )
+    # 8. an interactive notebook holding 4 GPUs idle over the weekend (Fri 17:00 -> Mon 09:00)
+    wd = start.weekday()
+    fri = t0 + ((4 - wd) % 7) * DAY
+    nb_start = fri + 17 * HOUR + 2 * 60 + 31
+    nb_end = fri + 3 * DAY + 9 * HOUR + 12 * 60 + 5
+    if nb_start >= t1 - 2 * HOUR:
+        nb_start = t0 + 17 * HOUR + 2 * 60 + 31
+    nb = pod(
+        "jupyter-alice",
+        "research-notebooks",
+        "research",
+        "interactive",
+        gke[-1],
+        [4, 5, 6, 7],
+        nb_start,
+        nb_end if nb_end < t1 else None,
+        "Succeeded" if nb_end < t1 else "Running",
+        util=0.01,
+        profile="idle",
+        labels={"app": "jupyter", "user": "alice"},
+    )
+    _ = nb
+    # 9. batch embedding pods on the first GKE node's free GPUs, one OOMKilled
+    bt = t0 + 3 * HOUR
+    k = 0
+    while bt < t1 - 4 * HOUR and k < 4 * days:
+        dur = int(rng.integers(70, 200)) * 60 + int(rng.integers(0, 60))
+        st, host, idx = cal.place(gke[:1], n_gpus, 2, bt, dur)
+        if st + dur >= t1:
+            break
+        oom = k == 2
+        end_t = st + (dur // 3 if oom else dur)
+        pod(
+            f"embed-batch-{k:03d}",
+            "data-eng",
+            "data",
+            "batch",
+            host,
+            idx,
+            st,
+            end_t,
+            "Failed" if oom else "Succeeded",
+            exit_code=137 if oom else 0,
+            labels={"app": "embedder", "team": "data"},
+        )
+        bt = st + int(rng.integers(2, 6)) * HOUR
+        k += 1
+
+    # ---------------- background Slurm load on both clusters ----------------------------------
+    def background(cluster: str, hosts: list[str], whole_nodes: bool, per_day: int) -> None:
+        teams = [
+            ("research", "research", "pnovak"),
+            ("research", "rl", "lchen"),
+            ("data", "data", "okafor"),
+            ("llm-training", "llm", "mkumar"),
+        ]
+        t = t0 + 30 * 60
+        for j in range(per_day * days):
+            team, account, user = teams[int(rng.integers(0, len(teams)))]
+            k = 8 if whole_nodes else int(rng.choice([1, 2, 4, 8]))
+            dur = int(rng.integers(40, 420)) * 60 + int(rng.integers(0, 60))
+            kind = "training" if k == 8 and dur > 3 * HOUR else "batch"
+            st, host, idx = cal.place(hosts, n_gpus, k, t, dur)
+            wait = st - t + int(rng.integers(0, 600))
+            if st >= t1:
+                # still pending when the window closes
+                raw = str(next_job_id(cluster))
+                runs.append(
+                    Run(
+                        scheduler="slurm",
+                        cluster=cluster,
+                        job_id=raw,
+                        job_id_raw=raw,
+                        attempt=1,
+                        team=team,
+                        user=user,
+                        account=account,
+                        queue="train" if kind == "training" else "batch",
+                        kind=kind,
+                        name=f"job-{j:04d}",
+                        gpus_per_node=k,
+                        nodes=[],
+                        gpu_indices={},
+                        submitted=t,
+                        start=None,
+                        end=None,
+                        state="PENDING",
+                    )
+                )
+                t += int(rng.integers(20, 90)) * 60
+                continue
+            end_t: int | None = st + dur
+            state = "COMPLETED"
+            exit_code = 0
+            if end_t >= t1:
+                end_t, state = None, "RUNNING"
+            elif rng.random() < 0.08:
+                state, exit_code = "FAILED", int(rng.choice([1, 2, 137]))
+            r = slurm_run(
+                cluster,
+                team,
+                account,
+                user,
+                "train" if kind == "training" else "batch",
+                kind,
+                f"job-{j:04d}",
+                [host],
+                k,
+                {host: idx},
+                st,
+                end_t,
+                state,
+                exit_code=exit_code,
+                wait=wait,
+            )
+            hold(r)
+            t += int(rng.integers(20, 90)) * 60
+
+    background("aws-hpc", aws, False, 6)
+    background("onprem", onp, True, 4)
+
+    runs.sort(key=lambda r: (r.scheduler, r.cluster, r.submitted, r.job_id, r.attempt))
+    return Fleet(
+        start_day=start,
+        days=days,
+        seed=seed,
+        scrape_interval=scrape_interval,
+        nodes=nodes,
+        runs=runs,
+        outages=outages,
+        gaps=gaps,
+        stragglers=stragglers,
+    )

@@ -1,0 +1,122 @@
+"""Per-GPU DCGM sample series for the synthetic fleet (the values the exporter reports)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fleetledger.generator.fleet import DAY, HOUR, Fleet, Node, stable_hex
+
+IDLE_W = 70.0
+MAX_W = 700.0
+
+
+@dataclass
+class GpuSeries:
+    """Samples of one physical GPU, in time order, as they appear in the exported files."""
+
+    host: str
+    gpu: int
+    uuid: str
+    times: np.ndarray  # int64 epoch seconds
+    holder: np.ndarray  # int32 index into fleet.runs, -1 when no run holds the GPU
+    util_pct: np.ndarray  # DCGM_FI_DEV_GPU_UTIL, integer percent
+    util_ratio: np.ndarray  # DCGM_FI_PROF_GR_ENGINE_ACTIVE, 4 decimals
+    power_w: np.ndarray  # 3 decimals
+    fb_used_mib: np.ndarray
+    sm_clock_mhz: np.ndarray
+    xid: np.ndarray
+    has_prof: bool
+
+    @property
+    def util_signal(self) -> np.ndarray:
+        """The utilisation the pipeline must use: PROF_GR_ENGINE_ACTIVE if exported, else %/100."""
+        return self.util_ratio if self.has_prof else self.util_pct / 100.0
+
+
+def scrape_times(fleet: Fleet, node: Node) -> np.ndarray:
+    """Times the node's exporter answered: every interval, minus outages and scrape gaps."""
+    t = np.arange(fleet.t0 + node.sample_offset, fleet.t1, fleet.scrape_interval, dtype=np.int64)
+    keep = np.ones(t.shape, dtype=bool)
+    for o in fleet.outages:
+        if o.host == node.host:
+            keep &= ~((t > o.start) & (t < o.end))  # the XID sample at o.start is reported
+    for g in fleet.gaps:
+        if g.host == node.host:
+            keep &= ~((t >= g.start) & (t < g.end))
+    return t[keep]
+
+
+def gpu_series(fleet: Fleet, node: Node, gpu: int, times: np.ndarray) -> GpuSeries:
+    rng = np.random.default_rng(int(stable_hex(fleet.seed, node.host, gpu, n=8), 16))
+    n = times.size
+    holder = np.full(n, -1, dtype=np.int32)
+    util = np.zeros(n)
+    for i, run in enumerate(fleet.runs):
+        if run.start is None or gpu not in run.gpu_indices.get(node.host, []):
+            continue
+        end = run.end if run.end is not None else fleet.t1
+        m = (times >= run.start) & (times < end)
+        if not m.any():
+            continue
+        holder[m] = i
+        t = times[m]
+        noise = rng.normal(0, 0.04, t.size)
+        if run.util_profile == "idle":
+            u = rng.uniform(0.0, 0.03, t.size)
+            spikes = rng.random(t.size) < 0.01
+            u[spikes] = rng.uniform(0.2, 0.5, spikes.sum())
+        elif run.util_profile == "diurnal":
+            hour = ((t % DAY) / HOUR - 6.0) / 24.0
+            u = run.util_mean * (0.55 + 0.45 * np.sin(2 * np.pi * hour)) + noise
+        else:
+            u = run.util_mean + noise
+        # the first few minutes of a run load data and sit below the idle threshold
+        u = np.where(t < run.start + 240, rng.uniform(0.0, 0.04, t.size), u)
+        if run.util_profile == "hang_then_fail":
+            u = np.where(t >= end - 40 * 60, 0.0, u)
+        util[m] = u
+    for s in fleet.stragglers:
+        if s.host == node.host and s.gpu_index == gpu:
+            m = (times >= s.start) & (times < s.end)
+            util[m] *= s.util_factor
+    util = np.clip(util, 0.0, 1.0)
+    util_ratio = np.round(util, 4)
+    util_pct = np.round(util * 100).astype(np.int64)
+    held = holder >= 0
+    power = np.round(IDLE_W + (MAX_W - IDLE_W) * util**0.9 + rng.normal(0, 3, n).clip(-9, 9), 3)
+    fb = np.where(held, rng.integers(38_000, 78_000, n), 0).astype(np.int64)
+    sm = np.where(held & (util >= 0.05), 1980, 345).astype(np.int64)
+    for s in fleet.stragglers:
+        if s.host == node.host and s.gpu_index == gpu:
+            m = (times >= s.start) & (times < s.end)
+            sm[m] = s.sm_clock_mhz
+    xid = np.zeros(n, dtype=np.int64)
+    for o in fleet.outages:
+        if o.host == node.host:
+            at = times == o.start
+            if o.gpu_index == gpu:
+                xid[at] = o.xid
+            util_ratio[at], util_pct[at], sm[at] = 0.0, 0, 0
+            power[at] = IDLE_W
+            holder[at] = -1  # the run died with the node
+    return GpuSeries(
+        host=node.host,
+        gpu=gpu,
+        uuid=node.gpu_uuid(gpu),
+        times=times,
+        holder=holder,
+        util_pct=util_pct,
+        util_ratio=util_ratio,
+        power_w=power,
+        fb_used_mib=fb,
+        sm_clock_mhz=sm,
+        xid=xid,
+        has_prof=node.provider == "aws",
+    )
+
+
+def node_series(fleet: Fleet, node: Node) -> list[GpuSeries]:
+    times = scrape_times(fleet, node)
+    return [gpu_series(fleet, node, g, times) for g in range(node.gpus)]

@@ -1,0 +1,210 @@
+"""Ground truth: what the pipeline must find, computed here independently of it.
+
+The pipeline works on intervals in SQL; this module works second by second with numpy arrays,
+applying DESIGN.md's rules ("From samples to seconds", "Cost allocation") to the generator's own
+samples and schedule. Agreement of the two is the test.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime
+
+import numpy as np
+
+from fleetledger.generator import fleet as F
+from fleetledger.generator.fleet import DAY, HOUR, Fleet, Run
+from fleetledger.generator.telemetry import GpuSeries
+
+STATES = ("busy", "allocated_idle", "unallocated", "down")
+
+
+def day_str(t: int) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
+
+
+def failure_class(run: Run, fatal_runs: set[str]) -> str | None:
+    if run.state in ("NODE_FAIL", "BOOT_FAIL", "PREEMPTED") or run.run_id in fatal_runs:
+        return "infra"
+    if run.state in ("FAILED", "OUT_OF_MEMORY", "TIMEOUT", "Failed") or run.exit_code != 0:
+        return "user"
+    return None
+
+
+class Truth:
+    def __init__(self, fleet: Fleet, idle_threshold: float, stale_after: int):
+        self.fleet = fleet
+        self.thr = idle_threshold
+        self.stale = stale_after
+        self.n_hours = fleet.days * 24
+        # per GPU: per-hour seconds by state, unobserved, energy
+        self.gpu_hours: dict[str, dict[str, np.ndarray]] = {}
+        self.gpu_meta: dict[str, tuple[str, int]] = {}
+        # per (run index, host, hour): held seconds by state
+        self.run_secs: dict[tuple[int, str], np.ndarray] = {}
+
+    def add_gpu(self, s: GpuSeries) -> None:
+        f = self.fleet
+        secs_n = f.days * DAY
+        T = s.times - f.t0
+        fatal = np.isin(s.xid, F.FATAL_XIDS)
+        nxt = np.append(T[1:], secs_n)
+        end = np.where(fatal, nxt, np.minimum(nxt, T + self.stale))
+        sec = np.arange(secs_n, dtype=np.int64)
+        idx = np.searchsorted(T, sec, side="right") - 1
+        valid = idx >= 0
+        idx_c = np.where(valid, idx, 0)
+        covered = valid & (sec < end[idx_c])
+        util = s.util_signal[idx_c]
+        is_fatal = covered & fatal[idx_c]
+        holder = np.full(secs_n, -1, dtype=np.int32)
+        for i, run in enumerate(f.runs):
+            if run.start is None or s.gpu not in run.gpu_indices.get(s.host, []):
+                continue
+            a = max(run.start - f.t0, 0)
+            b = min((run.end if run.end is not None else f.t1) - f.t0, secs_n)
+            holder[a:b] = i
+        held = holder >= 0
+        state = np.empty(secs_n, dtype=np.int8)
+        state[:] = 3  # down: uncovered and not held
+        state[covered & held & (util >= self.thr)] = 0
+        state[covered & held & (util < self.thr)] = 1
+        state[covered & ~held] = 2
+        state[~covered & held] = 0
+        state[is_fatal] = 3
+        unobserved = ~covered & held & ~is_fatal
+        energy = np.where(covered, s.power_w[idx_c], 0.0)
+        hours = sec // HOUR
+        per = {
+            name: np.bincount(hours, weights=(state == k), minlength=self.n_hours)
+            for k, name in enumerate(STATES)
+        }
+        per["unobserved"] = np.bincount(hours, weights=unobserved, minlength=self.n_hours)
+        per["energy_wh"] = np.bincount(hours, weights=energy, minlength=self.n_hours) / 3600.0
+        self.gpu_hours[s.uuid] = per
+        self.gpu_meta[s.uuid] = (s.host, s.gpu)
+        # what each run held, by hour and state
+        for i in np.unique(holder[held]):
+            m = holder == i
+            arr = np.zeros((self.n_hours, 4))
+            for k in range(4):
+                arr[:, k] = np.bincount(hours[m], weights=(state[m] == k), minlength=self.n_hours)
+            key = (int(i), s.host)
+            self.run_secs[key] = self.run_secs.get(key, 0) + arr
+
+    # ---------------------------------------------------------------------------------------
+    def finish(self, pue_by_site_day: dict[tuple[str, str], float]) -> dict:
+        f = self.fleet
+        hours_t = f.t0 + np.arange(self.n_hours) * HOUR
+        days = [day_str(int(t)) for t in hours_t]
+        node_cost: dict[str, np.ndarray] = {}
+        node_gpu_energy: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(self.n_hours))
+        for uuid, per in self.gpu_hours.items():
+            node_gpu_energy[self.gpu_meta[uuid][0]] += per["energy_wh"]
+        for n in f.nodes:
+            if n.provider == "aws":
+                rate = F.P5_SAVINGS_PLAN_PER_HOUR if n.savings_plan else F.P5_ON_DEMAND_PER_HOUR
+                c = np.full(self.n_hours, rate)
+            elif n.provider == "gcp":
+                c = np.full(
+                    self.n_hours,
+                    F.A3_GPU_PER_HOUR
+                    + F.A3_CORE_PER_HOUR
+                    + F.A3_RAM_PER_HOUR
+                    + F.A3_CUD_CREDIT_PER_HOUR,
+                )
+            else:
+                capex = F.DGX_CAPEX / (F.DGX_AMORTISATION_MONTHS * 730.0)
+                kwh = (node_gpu_energy[n.host] + F.HOST_OVERHEAD_W) / 1000.0
+                pue = np.array([pue_by_site_day[(n.site, d)] for d in days])
+                c = capex + kwh * F.POWER_PRICE_PER_KWH * pue
+            node_cost[n.host] = c
+        gpu_rate = {n.host: node_cost[n.host] / (n.gpus * HOUR) for n in f.nodes}
+
+        # GPU-days and idle by cause
+        gpu_days = []
+        idle: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for uuid, per in self.gpu_hours.items():
+            host, gi = self.gpu_meta[uuid]
+            rate = gpu_rate[host]
+            for d in range(f.days):
+                sl = slice(d * 24, (d + 1) * 24)
+                row = {"gpu_uuid": uuid, "host": host, "gpu_index": gi, "day": days[d * 24]}
+                for k in STATES:
+                    row[f"{k}_seconds"] = float(per[k][sl].sum())
+                row["unobserved_seconds"] = float(per["unobserved"][sl].sum())
+                row["energy_wh"] = float(per["energy_wh"][sl].sum())
+                row["cost"] = float((rate[sl] * 3600).sum())
+                gpu_days.append(row)
+                for k in STATES[1:]:
+                    cell = idle[(days[d * 24], host, k)]
+                    cell[0] += float(per[k][sl].sum()) / 3600.0
+                    cell[1] += float((per[k][sl] * rate[sl]).sum())
+
+        # runs
+        fatal_runs: set[str] = set()
+        for o in f.outages:
+            for r in f.runs:
+                if (
+                    o.host in r.nodes
+                    and r.start is not None
+                    and r.start <= o.start < (r.end if r.end is not None else f.t1) + 1
+                ):
+                    fatal_runs.add(r.run_id)
+        runs = []
+        for i, r in enumerate(f.runs):
+            busy = aidle = down = 0.0
+            cost = aidle_cost = 0.0
+            for h in r.nodes:
+                arr = self.run_secs.get((i, h))
+                if arr is None:
+                    continue
+                rate = gpu_rate[h]
+                busy += float(arr[:, 0].sum())
+                aidle += float(arr[:, 1].sum())
+                down += float(arr[:, 3].sum())
+                cost += float(((arr[:, 0] + arr[:, 1]) * rate).sum())
+                aidle_cost += float((arr[:, 1] * rate).sum())
+            if r.start is None:
+                alloc = 0.0
+            else:
+                alloc = float(r.gpus * ((r.end if r.end is not None else f.t1) - r.start))
+            runs.append(
+                {
+                    "run_id": r.run_id,
+                    "scheduler": r.scheduler,
+                    "cluster": r.cluster,
+                    "job_id": r.job_id,
+                    "attempt": r.attempt,
+                    "team": r.team,
+                    "kind": r.kind,
+                    "state": r.state,
+                    "failure_class": failure_class(r, fatal_runs),
+                    "gpus": r.gpus,
+                    "hosts": r.nodes,
+                    "gpu_seconds": alloc,
+                    "busy_seconds": busy,
+                    "allocated_idle_seconds": aidle,
+                    "down_seconds": down,
+                    "cost": cost,
+                    "allocated_idle_cost": aidle_cost,
+                }
+            )
+
+        node_cost_day_provider: dict[tuple[str, str], float] = defaultdict(float)
+        for n in f.nodes:
+            for h in range(self.n_hours):
+                node_cost_day_provider[(days[h], n.provider)] += float(node_cost[n.host][h])
+        return {
+            "gpu_days": gpu_days,
+            "idle_by_day_host_cause": [
+                {"day": d, "host": h, "cause": c, "gpu_hours": v[0], "cost": v[1]}
+                for (d, h, c), v in sorted(idle.items())
+            ],
+            "runs": runs,
+            "gpu_node_cost_by_day_provider": [
+                {"day": d, "provider": p, "cost": c}
+                for (d, p), c in sorted(node_cost_day_provider.items())
+            ],
+            "node_cost_by_host": {h: float(c.sum()) for h, c in node_cost.items()},
+        }
