@@ -1,0 +1,33 @@
+"""Errors raised by ingest readers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class IngestError(Exception):
+    """A source that cannot be read at all.
+
+    The message names the file, the line or row when known, and the problem, so that the asset
+    that failed shows the user where to look.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        file: str | Path | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.problem = problem
+        self.file = str(file) if file is not None else None
+        self.line = line
+        where = ""
+        if self.file is not None:
+            where = self.file
+            if line is not None:
+                where += f", line {line}"
+            where += ": "
+        elif line is not None:
+            where = f"line {line}: "
+        super().__init__(f"{where}{problem}")

@@ -1,0 +1,189 @@
+"""`kubectl get pods -A -o json` dumps → `k8s_pods` (one row per pod per dump).
+
+Options (`Source.options`):
+- `cluster`: the cluster name written in every row (default null).
+- `snapshot_at`: when the dump was taken. Default: a file named `pods-YYYY-MM-DD.json` was
+  taken at 23:59:59Z that day; otherwise the file's mtime.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ingest.common import ReadResult, file_mtime, quarantine_frame, read_bytes, to_utc_datetime
+from ingest.errors import IngestError
+from ingest.landing import polars_schema
+
+TABLE = "k8s_pods"
+GPU_RESOURCE = "nvidia.com/gpu"
+_DUMP_NAME = re.compile(r"pods-(\d{4}-\d{2}-\d{2})\.json(\.gz)?$")
+
+
+class _PodError(ValueError):
+    pass
+
+
+def _ts(value: Any, what: str) -> datetime | None:
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        raise _PodError(f"{what} is not a timestamp: {value!r}")
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise _PodError(f"{what} is not a timestamp: {value!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def _gpu_count(value: Any, container: str) -> int:
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise _PodError(
+            f"container {container!r}: {GPU_RESOURCE} is not an integer: {value!r}"
+        ) from None
+    if n < 0:
+        raise _PodError(f"container {container!r}: negative {GPU_RESOURCE}: {value!r}")
+    return n
+
+
+def _pod_gpus(spec: dict[str, Any]) -> int:
+    total = 0
+    for c in spec.get("containers") or []:
+        res = c.get("resources") or {}
+        limits = res.get("limits") or {}
+        requests = res.get("requests") or {}
+        if GPU_RESOURCE in limits:
+            total += _gpu_count(limits[GPU_RESOURCE], c.get("name", "?"))
+        elif GPU_RESOURCE in requests:
+            total += _gpu_count(requests[GPU_RESOURCE], c.get("name", "?"))
+    return total
+
+
+def _termination(status: dict[str, Any]) -> tuple[datetime | None, int | None, str | None]:
+    """finished_at, exit_code, reason: when every container has terminated."""
+    statuses = status.get("containerStatuses") or []
+    terminated = [((s.get("state") or {}).get("terminated")) for s in statuses]
+    reason = status.get("reason") or None  # pod-level, e.g. Evicted
+    if not statuses or any(t is None for t in terminated):
+        return None, None, reason
+    finished = [_ts(t.get("finishedAt"), "finishedAt") for t in terminated]
+    known = [f for f in finished if f is not None]
+    finished_at = max(known) if known else None
+    # the first container that failed explains the pod; else the one that finished last
+    failed = [t for t in terminated if (t.get("exitCode") or 0) != 0]
+    if failed:
+        chosen = failed[0]
+    else:
+        chosen = terminated[finished.index(finished_at)] if finished_at else terminated[-1]
+    exit_code = chosen.get("exitCode")
+    return (
+        finished_at,
+        (int(exit_code) if exit_code is not None else None),
+        (chosen.get("reason") or reason),
+    )
+
+
+def _snapshot_at(path: Path, options: dict[str, Any]) -> datetime:
+    if options.get("snapshot_at") is not None:
+        return to_utc_datetime(options["snapshot_at"], "snapshot_at")
+    m = _DUMP_NAME.search(path.name)
+    if m:
+        day = date.fromisoformat(m.group(1))
+        return datetime.combine(day, time(23, 59, 59), tzinfo=UTC)
+    return file_mtime(path)
+
+
+def parse_pods(
+    doc: Any,
+    *,
+    source: str,
+    file: str,
+    snapshot_at: datetime,
+    cluster: str | None = None,
+) -> ReadResult:
+    """Rows of a parsed `kubectl get pods -o json` document (a List or a single Pod)."""
+    if isinstance(doc, dict) and "items" in doc:
+        items = doc.get("items") or []
+    elif isinstance(doc, dict) and doc.get("kind") == "Pod":
+        items = [doc]
+    else:
+        raise IngestError("not a `kubectl get pods -o json` dump (no `items` list)", file=file)
+    if not isinstance(items, list):
+        raise IngestError("`items` is not a list", file=file)
+    cols: dict[str, list[Any]] = {n: [] for n in polars_schema(TABLE)}
+    q_rows: list[int] = []
+    q_reasons: list[str] = []
+    q_raws: list[str] = []
+    for i, pod in enumerate(items, start=1):
+        try:
+            if not isinstance(pod, dict):
+                raise _PodError("item is not an object")
+            meta = pod.get("metadata") or {}
+            spec = pod.get("spec") or {}
+            status = pod.get("status") or {}
+            uid = meta.get("uid")
+            if not uid:
+                raise _PodError("pod has no metadata.uid")
+            finished_at, exit_code, reason = _termination(status)
+            row = {
+                "cluster": cluster,
+                "uid": uid,
+                "name": meta.get("name"),
+                "namespace": meta.get("namespace"),
+                "node": spec.get("nodeName"),
+                "phase": status.get("phase"),
+                "created_at": _ts(meta.get("creationTimestamp"), "creationTimestamp"),
+                "started_at": _ts(status.get("startTime"), "startTime"),
+                "finished_at": finished_at,
+                "gpus": _pod_gpus(spec),
+                "labels": json.dumps(meta.get("labels") or {}, sort_keys=True),
+                "exit_code": exit_code,
+                "reason": reason,
+                "snapshot_at": snapshot_at,
+                "x_source": source,
+                "x_source_file": file,
+                "x_line_number": i,
+            }
+        except (_PodError, TypeError, AttributeError) as err:
+            q_rows.append(i)
+            q_reasons.append(str(err) if isinstance(err, _PodError) else f"malformed pod: {err}")
+            q_raws.append(json.dumps(pod, sort_keys=True)[:10000])
+            continue
+        for k, v in row.items():
+            cols[k].append(v)
+    rows = pl.DataFrame(cols, schema=polars_schema(TABLE))
+    return ReadResult(rows, quarantine_frame(source, file, q_rows, q_reasons, q_raws), files=[file])
+
+
+def read_pods(
+    path: str | Path,
+    *,
+    source: str,
+    options: dict[str, Any] | None = None,
+) -> ReadResult:
+    """Read one pods dump file (plain or gzip). `x_line_number` is the pod's 1-based index in
+    `items`. Raises IngestError when the file is not JSON or not a pods list."""
+    path = Path(path)
+    options = options or {}
+    raw = read_bytes(path)
+    try:
+        doc = json.loads(raw.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError as err:
+        raise IngestError(f"not valid JSON: {err.msg}", file=path, line=err.lineno) from None
+    cluster = options.get("cluster")
+    return parse_pods(
+        doc,
+        source=source,
+        file=str(path),
+        snapshot_at=_snapshot_at(path, options),
+        cluster=str(cluster) if cluster is not None else None,
+    )

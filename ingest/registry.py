@@ -1,0 +1,362 @@
+"""Read a configured source for some days and land it: `ingest_source(cfg, source, days, home)`.
+
+Partitioning (docs/landing.md, docs/generator-layout.md):
+- telemetry / scheduler kinds land `date=YYYY-MM-DD` partitions. A location with `{date}` is
+  globbed once per requested day D (D substituted as YYYY-MM-DD) and lands partition D, replaced
+  whole; no files for D lands an empty partition (so a re-run clears stale data) and says so.
+  A location without `{date}` is read whole and its rows are split by UTC day (dcgm: sample
+  time; power: reading time; slurm: `x_snapshot_date`, else the start day, else submit day;
+  kubernetes: snapshot day); only the requested days are landed.
+- billing kinds land every billing period (`period=YYYY-MM`) that contains a requested day,
+  each replaced whole.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from fleetledger.config import Config, Source
+from ingest.common import ReadResult
+from ingest.errors import IngestError
+from ingest.landing import empty_frame, land, land_quarantine, write_schema_files
+
+KIND_TABLES = {
+    "aws_cur": "aws_cur_lines",
+    "gcp_billing": "gcp_billing_lines",
+    "dcgm": "dcgm_samples",
+    "slurm": "slurm_jobs",
+    "kubernetes": "k8s_pods",
+    "power": "power_readings",
+}
+BILLING = {"aws_cur", "gcp_billing"}
+DATE_PLACEHOLDER = "{date}"
+
+
+@dataclass
+class IngestReport:
+    source: str
+    kind: str
+    table: str
+    partitions: list[str] = field(default_factory=list)
+    rows_landed: int = 0
+    rows_quarantined: int = 0
+    sentinels_dropped: int = 0
+    files_read: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"{self.source} ({self.kind} → {self.table}): {self.rows_landed} rows in "
+            f"{len(self.partitions)} partitions, {self.rows_quarantined} quarantined, "
+            f"{len(self.files_read)} files"
+            + (
+                f", {self.sentinels_dropped} DCGM blank values dropped"
+                if self.sentinels_dropped
+                else ""
+            )
+        )
+
+
+# --------------------------------------------------------------------------- file readers
+
+
+def _reader(kind: str, source: Source) -> Callable[[Path, date | None], ReadResult]:
+    opts: dict[str, Any] = dict(source.options)
+    name = source.name
+    if kind == "dcgm":
+        from ingest.dcgm import read_dcgm_text
+
+        return lambda p, d: read_dcgm_text(p, source=name, options=opts)
+    if kind == "slurm":
+        from ingest.slurm import read_sacct
+
+        return lambda p, d: read_sacct(p, source=name, options=opts, snapshot_date=d)
+    if kind == "kubernetes":
+        from ingest.kubernetes import read_pods
+
+        return lambda p, d: read_pods(p, source=name, options=opts)
+    if kind == "power":
+        from ingest.power import read_power_csv
+
+        return lambda p, d: read_power_csv(p, source=name, options=opts)
+    if kind == "gcp_billing":
+        from ingest.gcp_billing import read_gcp_billing_jsonl
+
+        return lambda p, d: read_gcp_billing_jsonl(p, source=name)
+    raise IngestError(f"source {source.name}: kind {kind!r} is not supported yet")
+
+
+def _expand(pattern: str) -> list[Path]:
+    """Files matching a path, directory (all files under it) or glob, sorted."""
+    if os.path.isdir(pattern):
+        return sorted(
+            p
+            for p in Path(pattern).rglob("*")
+            if p.is_file() and not any(part.startswith(".") for part in p.parts)
+        )
+    if glob.has_magic(pattern):
+        return sorted(Path(p) for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
+    return [Path(pattern)] if os.path.isfile(pattern) else []
+
+
+def _day_expr(kind: str) -> pl.Expr:
+    if kind in ("dcgm", "power"):
+        return pl.col("time").dt.date()
+    if kind == "kubernetes":
+        return pl.col("snapshot_at").dt.date()
+    if kind == "slurm":
+        return pl.coalesce(
+            pl.col("x_snapshot_date"), pl.col("start").dt.date(), pl.col("submit").dt.date()
+        )
+    raise AssertionError(kind)
+
+
+# --------------------------------------------------------------------------- landing helpers
+
+
+def _land_partition(
+    home: Path,
+    table: str,
+    source: str,
+    partition: str,
+    rows: pl.DataFrame,
+    quarantine: pl.DataFrame,
+    report: IngestReport,
+) -> None:
+    land(home, table, source, partition, rows)
+    land_quarantine(home, source, partition, quarantine)
+    report.partitions.append(partition)
+    report.rows_landed += rows.height
+    report.rows_quarantined += quarantine.height
+
+
+def _file_partitions(
+    rows: pl.DataFrame, key: pl.Expr, files: Iterable[str]
+) -> dict[str, str | None]:
+    """Each file's first partition key among its rows (where its quarantine rows go)."""
+    first: dict[str, str | None] = dict.fromkeys(files)
+    if rows.height:
+        per_file = rows.group_by("x_source_file").agg(key.min().alias("k"))
+        for f, k in per_file.iter_rows():
+            first[f] = k
+    return first
+
+
+def _land_split(
+    home: Path,
+    table: str,
+    source: str,
+    result: ReadResult,
+    key: pl.Expr,
+    wanted: list[str],
+    prefix: str,
+    report: IngestReport,
+) -> None:
+    """Land `result` split by `key` (a string partition value) into the wanted partitions."""
+    rows = result.rows.with_columns(key.alias("_part"))
+    file_part = _file_partitions(rows, pl.col("_part"), result.files)
+    q = result.quarantine
+    mapping = pl.DataFrame(
+        {
+            "x_source_file": list(file_part),
+            "_part": [v or wanted[0] for v in file_part.values()],
+        },
+        schema={"x_source_file": pl.String, "_part": pl.String},
+    )
+    q_part = q.join(mapping, on="x_source_file", how="left").with_columns(
+        pl.col("_part").fill_null(wanted[0])
+    )
+    orphan = [f for f, v in file_part.items() if v is None]
+    if orphan and q.filter(pl.col("x_source_file").is_in(orphan)).height:
+        report.warnings.append(
+            f"rejected rows of files with no good rows were filed under {prefix}{wanted[0]}: "
+            + ", ".join(orphan[:5])
+        )
+    for value in wanted:
+        part_rows = rows.filter(pl.col("_part") == value).drop("_part")
+        part_q = q_part.filter(pl.col("_part") == value).drop("_part")
+        if part_rows.height == 0 and part_q.height == 0:
+            report.warnings.append(f"no rows for {prefix}{value}: landed an empty partition")
+        _land_partition(home, table, source, f"{prefix}{value}", part_rows, part_q, report)
+    outside = rows.filter(~pl.col("_part").is_in(wanted) | pl.col("_part").is_null()).height
+    if outside:
+        report.warnings.append(f"{outside} rows outside the requested partitions were not landed")
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> IngestReport:
+    """Read `source` for `days` and land its partitions under `home/raw/`. Raises IngestError
+    (nothing of the failing partition is landed) when a file cannot be parsed at all."""
+    kind = source.kind
+    if kind not in KIND_TABLES:
+        raise IngestError(f"source {source.name}: kind {kind!r} is not supported yet")
+    table = KIND_TABLES[kind]
+    home = Path(home)
+    write_schema_files(home)
+    report = IngestReport(source=source.name, kind=kind, table=table)
+    if not days:
+        report.warnings.append("no days requested: nothing landed")
+        return report
+    days = sorted(set(days))
+    location = cfg.resolve(source.location)
+    if "://" in location:
+        raise IngestError(
+            f"source {source.name}: remote locations are not supported yet: {location}"
+        )
+    if kind in BILLING:
+        _ingest_billing(source, kind, table, location, days, home, report)
+    elif DATE_PLACEHOLDER in location:
+        _ingest_daily(source, kind, table, location, days, home, report)
+    else:
+        _ingest_whole(source, kind, table, location, days, home, report)
+    return report
+
+
+def _collect(
+    reader: Callable[[Path, date | None], ReadResult],
+    files: list[Path],
+    day: date | None,
+    table: str,
+    report: IngestReport,
+) -> ReadResult:
+    results = [reader(f, day) for f in files]
+    combined = ReadResult.concat(table, results)
+    report.files_read.extend(combined.files)
+    report.sentinels_dropped += combined.sentinels_dropped
+    report.warnings.extend(combined.warnings)
+    return combined
+
+
+def _ingest_daily(
+    source: Source,
+    kind: str,
+    table: str,
+    location: str,
+    days: list[date],
+    home: Path,
+    report: IngestReport,
+) -> None:
+    reader = _reader(kind, source)
+    for day in days:
+        pattern = location.replace(DATE_PLACEHOLDER, day.isoformat())
+        files = _expand(pattern)
+        partition = f"date={day.isoformat()}"
+        if not files:
+            report.warnings.append(f"no files for {day} ({pattern}): landed an empty partition")
+            _land_partition(
+                home,
+                table,
+                source.name,
+                partition,
+                empty_frame(table),
+                empty_frame("quarantine"),
+                report,
+            )
+            continue
+        combined = _collect(reader, files, day, table, report)
+        rows = combined.rows
+        other = rows.filter(_day_expr(kind) != day).height if rows.height else 0
+        if other:
+            report.warnings.append(
+                f"{other} rows in the files for {day} belong to another UTC day; "
+                f"landed under {partition}"
+            )
+        _land_partition(home, table, source.name, partition, rows, combined.quarantine, report)
+
+
+def _ingest_whole(
+    source: Source,
+    kind: str,
+    table: str,
+    location: str,
+    days: list[date],
+    home: Path,
+    report: IngestReport,
+) -> None:
+    reader = _reader(kind, source)
+    files = _expand(location)
+    if not files:
+        report.warnings.append(f"no files match {location}")
+    combined = _collect(reader, files, None, table, report)
+    if kind == "slurm" and combined.rows.height:
+        undated = combined.rows.filter(_day_expr(kind).is_null()).height
+        if undated:
+            report.warnings.append(f"{undated} jobs have no snapshot, start or submit day")
+    _land_split(
+        home,
+        table,
+        source.name,
+        combined,
+        _day_expr(kind).cast(pl.String),
+        [d.isoformat() for d in days],
+        "date=",
+        report,
+    )
+
+
+def _ingest_billing(
+    source: Source,
+    kind: str,
+    table: str,
+    location: str,
+    days: list[date],
+    home: Path,
+    report: IngestReport,
+) -> None:
+    periods = sorted({d.strftime("%Y-%m") for d in days})
+    if kind == "aws_cur":
+        from ingest.aws_cur import read_cur_export
+
+        by_period = read_cur_export(
+            location, source=source.name, periods=periods, options=dict(source.options)
+        )
+        for period in periods:
+            result = by_period.get(period)
+            if result is None:
+                report.warnings.append(
+                    f"no manifest for BILLING_PERIOD={period}: landed an empty partition"
+                )
+                result = ReadResult(
+                    empty_frame(table).select("x_source", "x_source_file", "x_line_number"),
+                    empty_frame("quarantine"),
+                )
+            report.files_read.extend(result.files)
+            report.warnings.extend(result.warnings)
+            _land_partition(
+                home,
+                table,
+                source.name,
+                f"period={period}",
+                result.rows,
+                result.quarantine,
+                report,
+            )
+        return
+    # gcp_billing: read every file, split by invoice month
+    from ingest.gcp_billing import period_of
+
+    reader = _reader(kind, source)
+    files = _expand(location.replace(DATE_PLACEHOLDER, "*"))
+    if not files:
+        report.warnings.append(f"no files match {location}")
+    combined = _collect(reader, files, None, table, report)
+    _land_split(
+        home,
+        table,
+        source.name,
+        combined,
+        period_of(pl.col("invoice_month")),
+        periods,
+        "period=",
+        report,
+    )
