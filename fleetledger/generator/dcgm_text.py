@@ -136,7 +136,8 @@ def write_node_day(
     df = scrape_frame(fleet, node, series, day_start, day_start + 86400)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = "\n".join(df["line"].to_list())
-    with gzip.open(path, "wb", compresslevel=1) as fh:
+    # mtime=0 and no file name in the header: the same fleet gives byte-identical files
+    with open(path, "wb") as raw, gzip.GzipFile("", "wb", 1, raw, mtime=0) as fh:
         fh.write(text.encode())
         fh.write(b"\n")
     return df.height

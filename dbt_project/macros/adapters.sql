@@ -1,0 +1,51 @@
+{#- The few adapter-specific expressions, dispatched per engine. DuckDB is the default engine;
+    `default__` versions are ANSI/Postgres-style and spark__ versions cover Spark SQL. -#}
+
+{% macro to_epoch(ts) -%}{{ return(adapter.dispatch('to_epoch')(ts)) }}{%- endmacro %}
+{% macro duckdb__to_epoch(ts) -%}epoch({{ ts }}){%- endmacro %}
+{% macro spark__to_epoch(ts) -%}(unix_micros({{ ts }}) / 1e6){%- endmacro %}
+{% macro default__to_epoch(ts) -%}extract(epoch from {{ ts }}){%- endmacro %}
+
+{% macro from_epoch(seconds) -%}{{ return(adapter.dispatch('from_epoch')(seconds)) }}{%- endmacro %}
+{% macro duckdb__from_epoch(seconds) -%}to_timestamp({{ seconds }}){%- endmacro %}
+{% macro spark__from_epoch(seconds) -%}timestamp_micros(cast(round({{ seconds }} * 1e6) as bigint)){%- endmacro %}
+{% macro default__from_epoch(seconds) -%}to_timestamp({{ seconds }}){%- endmacro %}
+
+{% macro regex_match(value, pattern) -%}{{ return(adapter.dispatch('regex_match')(value, pattern)) }}{%- endmacro %}
+{% macro duckdb__regex_match(value, pattern) -%}regexp_matches({{ value }}, {{ pattern }}){%- endmacro %}
+{% macro spark__regex_match(value, pattern) -%}({{ value }} rlike {{ pattern }}){%- endmacro %}
+{% macro default__regex_match(value, pattern) -%}({{ value }} ~ {{ pattern }}){%- endmacro %}
+
+{#- text value of key in a JSON object held as a string -#}
+{% macro json_text(json_col, key) -%}{{ return(adapter.dispatch('json_text')(json_col, key)) }}{%- endmacro %}
+{% macro duckdb__json_text(json_col, key) -%}json_extract_string({{ json_col }}, '$."' || {{ key }} || '"'){%- endmacro %}
+{% macro spark__json_text(json_col, key) -%}get_json_object({{ json_col }}, concat('$.', {{ key }})){%- endmacro %}
+{% macro default__json_text(json_col, key) -%}({{ json_col }}::json ->> {{ key }}){%- endmacro %}
+
+{#- does a list column contain a value -#}
+{% macro list_has(list_col, value) -%}{{ return(adapter.dispatch('list_has')(list_col, value)) }}{%- endmacro %}
+{% macro duckdb__list_has(list_col, value) -%}list_contains({{ list_col }}, {{ value }}){%- endmacro %}
+{% macro spark__list_has(list_col, value) -%}array_contains({{ list_col }}, {{ value }}){%- endmacro %}
+{% macro default__list_has(list_col, value) -%}({{ value }} = any({{ list_col }})){%- endmacro %}
+
+{#- one row per element of a list column: used as `from t, {{ unnest_list('t.hosts', 'host') }}` -#}
+{% macro unnest_list(list_col, alias) -%}{{ return(adapter.dispatch('unnest_list')(list_col, alias)) }}{%- endmacro %}
+{% macro duckdb__unnest_list(list_col, alias) -%}unnest({{ list_col }}) as u({{ alias }}){%- endmacro %}
+{% macro spark__unnest_list(list_col, alias) -%}lateral view explode({{ list_col }}) u as {{ alias }}{%- endmacro %}
+{% macro default__unnest_list(list_col, alias) -%}unnest({{ list_col }}) as u({{ alias }}){%- endmacro %}
+
+{#- the integers 0..n-1 as a relation with column n -#}
+{% macro integers(n) -%}
+    {%- for i in range(n) %}
+    select {{ i }} as n{% if not loop.last %} union all{% endif %}
+    {%- endfor %}
+{%- endmacro %}
+
+{#- the list of fatal XIDs from vars, as a SQL in-list -#}
+{% macro fatal_xids() -%}({{ var('fatal_xids') | join(', ') }}){%- endmacro %}
+
+{#- a one-element list -#}
+{% macro make_list(value) -%}{{ return(adapter.dispatch('make_list')(value)) }}{%- endmacro %}
+{% macro duckdb__make_list(value) -%}list_value({{ value }}){%- endmacro %}
+{% macro spark__make_list(value) -%}array({{ value }}){%- endmacro %}
+{% macro default__make_list(value) -%}array[{{ value }}]{%- endmacro %}

@@ -1,0 +1,65 @@
+-- CUR 2.0 lines in FOCUS shape. Effective (amortised) cost by line type as in the CUR query
+-- library; billed cost is the net unblended cost.
+with
+
+lines as (
+
+    select * from {{ ref('stg_aws_cur__line_items') }}
+
+),
+
+final as (
+
+    select
+        'aws:' || x_source || ':' || x_billing_period || ':' || line_item_id
+            || ':' || coalesce(time_interval, '') as x_line_key,
+        'aws' as x_provider,
+        x_source,
+        x_source_file,
+        coalesce(net_unblended_cost, unblended_cost) as billed_cost,
+        case line_item_type
+            when 'SavingsPlanCoveredUsage' then savings_plan_effective_cost
+            when 'SavingsPlanRecurringFee'
+                then savings_plan_total_commitment - savings_plan_used_commitment
+            when 'SavingsPlanNegation' then 0
+            when 'SavingsPlanUpfrontFee' then 0
+            when 'DiscountedUsage' then reservation_effective_cost
+            when 'RIFee'
+                then coalesce(reservation_unused_amortized_upfront_fee, 0)
+                    + coalesce(reservation_unused_recurring_fee, 0)
+            else unblended_cost
+        end as effective_cost,
+        coalesce(public_on_demand_cost, unblended_cost) as list_cost,
+        unblended_cost as contracted_cost,
+        usage_start as charge_period_start,
+        usage_end as charge_period_end,
+        billing_period_start,
+        billing_period_end,
+        'AWS' as service_provider_name,
+        product_code as service_name,
+        case
+            when product_code = 'AmazonEC2' then 'Compute'
+            when product_code = 'AmazonS3' then 'Storage'
+            else 'Other'
+        end as service_category,
+        case
+            when line_item_type in ('Tax') then 'Tax'
+            when line_item_type in ('Credit', 'Refund') then 'Credit'
+            when line_item_type in ('SavingsPlanRecurringFee', 'SavingsPlanUpfrontFee', 'RIFee')
+                then 'Purchase'
+            else 'Usage'
+        end as charge_category,
+        line_item_type as x_line_item_type,
+        resource_id,
+        usage_type as sku_id,
+        usage_amount as pricing_quantity,
+        pricing_unit,
+        region as region_id,
+        usage_account_id as sub_account_id,
+        resource_tags as tags,
+        currency as billing_currency
+    from lines
+
+)
+
+select * from final

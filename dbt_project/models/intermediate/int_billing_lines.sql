@@ -1,0 +1,62 @@
+-- Every bill line from every billing source, in one FOCUS-shaped table.
+with
+
+aws as (
+
+    select * from {{ ref('int_billing__aws') }}
+
+),
+
+gcp as (
+
+    select * from {{ ref('int_billing__gcp') }}
+
+),
+
+rate_card as (
+
+    select * from {{ ref('int_billing__rate_card') }}
+
+),
+
+unioned as (
+
+    select *, cast(null as double) as x_energy_kwh, cast(null as double) as x_energy_cost
+    from aws
+    union all
+    select *, cast(null as double) as x_energy_kwh, cast(null as double) as x_energy_cost
+    from gcp
+    union all
+    select * from rate_card
+
+),
+
+rates as (
+
+    select * from {{ ref('stg_config__currency_rates') }}
+
+),
+
+inventory as (
+
+    select * from {{ ref('stg_config__inventory') }}
+
+),
+
+final as (
+
+    select
+        unioned.*,
+        unioned.billed_cost * rates.rate as x_billed_cost_reporting,
+        unioned.effective_cost * rates.rate as x_effective_cost_reporting,
+        unioned.list_cost * rates.rate as x_list_cost_reporting,
+        inventory.host as x_host
+    from unioned
+    left join rates
+        on rates.currency = unioned.billing_currency
+    left join inventory
+        on inventory.resource_id = unioned.resource_id
+
+)
+
+select * from final

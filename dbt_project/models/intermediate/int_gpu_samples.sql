@@ -1,0 +1,42 @@
+-- One row per physical GPU and sample time: the long DCGM table pivoted to the values the
+-- allocation needs. `hpc_job` duplicates of a sample collapse here (their labels are kept in
+-- int_gpu_sample_labels). Utilisation: PROF_GR_ENGINE_ACTIVE (0-1) when exported, else
+-- GPU_UTIL / 100.
+with
+
+samples as (
+
+    select * from {{ ref('stg_dcgm__samples') }}
+    where mig_instance is null
+
+),
+
+per_sample as (
+
+    select
+        gpu_uuid,
+        host,
+        gpu_index,
+        {{ to_epoch('sampled_at') }} as t,
+        max(case when metric = 'DCGM_FI_PROF_GR_ENGINE_ACTIVE' then value end) as prof_gr_engine_active,
+        max(case when metric = 'DCGM_FI_DEV_GPU_UTIL' then value end) as gpu_util_pct,
+        max(case when metric = 'DCGM_FI_DEV_POWER_USAGE' then value end) as power_w,
+        max(case when metric = 'DCGM_FI_DEV_FB_USED' then value end) as fb_used_mib,
+        max(case when metric = 'DCGM_FI_DEV_XID_ERRORS' then value end) as xid,
+        max(case when metric = 'DCGM_FI_DEV_SM_CLOCK' then value end) as sm_clock_mhz
+    from samples
+    group by gpu_uuid, host, gpu_index, {{ to_epoch('sampled_at') }}
+
+),
+
+final as (
+
+    select
+        *,
+        coalesce(prof_gr_engine_active, gpu_util_pct / 100.0) as utilization,
+        coalesce(xid in {{ fatal_xids() }}, false) as is_fatal_xid
+    from per_sample
+
+)
+
+select * from final

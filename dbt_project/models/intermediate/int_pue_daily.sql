@@ -1,0 +1,90 @@
+-- Facility and IT energy per site and UTC day. Each meter reading covers the time until the
+-- meter's next reading (at most 5 minutes), clipped to the day. IT energy comes from IT meters
+-- when a site has them, else it is estimated from DCGM GPU energy plus the rate card's host
+-- overhead, and flagged.
+with
+
+readings as (
+
+    select
+        site,
+        meter,
+        meter_kind,
+        kw,
+        {{ to_epoch('read_at') }} as t
+    from {{ ref('stg_power__readings') }}
+
+),
+
+covered as (
+
+    select
+        readings.*,
+        floor(t / 86400) * 86400 as day_epoch,
+        least(
+            coalesce(lead(t) over (partition by site, meter order by t), t + 300),
+            t + 300,
+            floor(t / 86400) * 86400 + 86400
+        ) - t as seconds
+    from readings
+
+),
+
+metered as (
+
+    select
+        site,
+        day_epoch,
+        sum(case when meter_kind = 'facility' then kw * seconds end) / 3600.0 as facility_kwh,
+        sum(case when meter_kind = 'it' then kw * seconds end) / 3600.0 as it_kwh_metered
+    from covered
+    group by site, day_epoch
+
+),
+
+estimated as (
+
+    select
+        gpus.site,
+        floor(telemetry.hour_epoch / 86400) * 86400 as day_epoch,
+        sum(telemetry.energy_wh) / 1000.0 as gpu_kwh
+    from {{ ref('int_gpu_hour_telemetry') }} as telemetry
+    inner join {{ ref('int_gpus') }} as gpus
+        on gpus.gpu_uuid = telemetry.gpu_uuid
+    group by gpus.site, floor(telemetry.hour_epoch / 86400) * 86400
+
+),
+
+overhead as (
+
+    select
+        site,
+        sum(host_overhead_w) * 24 / 1000.0 as overhead_kwh_per_day
+    from {{ ref('stg_config__rate_cards') }}
+    group by site
+
+),
+
+final as (
+
+    select
+        metered.site,
+        metered.day_epoch,
+        metered.facility_kwh,
+        coalesce(
+            metered.it_kwh_metered,
+            estimated.gpu_kwh + coalesce(overhead.overhead_kwh_per_day, 0)
+        ) as it_kwh,
+        metered.it_kwh_metered is null as it_energy_estimated
+    from metered
+    left join estimated
+        on estimated.site = metered.site and estimated.day_epoch = metered.day_epoch
+    left join overhead
+        on overhead.site = metered.site
+
+)
+
+select
+    *,
+    facility_kwh / nullif(it_kwh, 0) as pue
+from final

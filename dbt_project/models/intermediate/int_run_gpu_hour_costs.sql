@@ -1,0 +1,53 @@
+-- What each run's GPU-hours cost: its busy and allocated-idle seconds at the GPU's rate.
+with
+
+run_hours as (
+
+    select * from {{ ref('int_run_gpu_hours') }}
+
+),
+
+states as (
+
+    select * from {{ ref('int_gpu_hour_states') }}
+
+),
+
+node_costs as (
+
+    select * from {{ ref('int_node_hour_costs') }}
+
+),
+
+final as (
+
+    select
+        run_hours.run_id,
+        run_hours.gpu_uuid,
+        run_hours.hour_epoch,
+        states.day_epoch,
+        states.host,
+        states.provider,
+        run_hours.mapping,
+        run_hours.held_seconds,
+        run_hours.busy_seconds,
+        run_hours.allocated_idle_seconds,
+        run_hours.down_seconds,
+        run_hours.unobserved_seconds,
+        run_hours.energy_wh,
+        (run_hours.busy_seconds + run_hours.allocated_idle_seconds) * states.cost_per_second
+            as cost,
+        (run_hours.busy_seconds + run_hours.allocated_idle_seconds) * states.list_cost_per_second
+            as list_cost,
+        run_hours.allocated_idle_seconds * states.cost_per_second as allocated_idle_cost,
+        run_hours.energy_wh / 1000.0
+            * (node_costs.energy_cost / nullif(node_costs.energy_kwh, 0)) as energy_cost
+    from run_hours
+    inner join states
+        on states.gpu_uuid = run_hours.gpu_uuid and states.hour_epoch = run_hours.hour_epoch
+    left join node_costs
+        on node_costs.host = states.host and node_costs.hour_epoch = states.hour_epoch
+
+)
+
+select * from final

@@ -1,0 +1,106 @@
+-- Seconds each run held each GPU in each hour, by state. Covered seconds take the state of the
+-- covering sample (fatal XID -> down; utilisation >= threshold -> busy; else allocated idle);
+-- held seconds no sample covers count as busy and as unobserved. Scaled by the run's share.
+with
+
+holdings as (
+
+    select * from {{ ref('int_run_gpu_holdings') }}
+
+),
+
+offsets as (
+
+    select * from {{ ref('int_hour_offsets') }}
+
+),
+
+pieces as (
+
+    select * from {{ ref('int_sample_pieces') }}
+
+),
+
+holding_hours as (
+
+    select
+        holdings.run_id,
+        holdings.gpu_uuid,
+        holdings.share,
+        holdings.mapping,
+        floor(holdings.held_from / 3600) * 3600 + offsets.n * 3600 as hour_epoch,
+        greatest(holdings.held_from, floor(holdings.held_from / 3600) * 3600 + offsets.n * 3600)
+            as hs,
+        least(holdings.held_to, floor(holdings.held_from / 3600) * 3600 + offsets.n * 3600 + 3600)
+            as he
+    from holdings
+    inner join offsets
+        on offsets.n <= floor((holdings.held_to - 0.000001) / 3600) - floor(holdings.held_from / 3600)
+
+),
+
+piece_overlaps as (
+
+    select
+        holding_hours.run_id,
+        holding_hours.gpu_uuid,
+        holding_hours.hour_epoch,
+        pieces.is_fatal_xid,
+        pieces.is_busy,
+        pieces.power_w,
+        least(pieces.piece_end, holding_hours.he) - greatest(pieces.piece_start, holding_hours.hs)
+            as seconds
+    from holding_hours
+    inner join pieces
+        on pieces.gpu_uuid = holding_hours.gpu_uuid
+        and pieces.hour_epoch = holding_hours.hour_epoch
+        and pieces.piece_start < holding_hours.he
+        and pieces.piece_end > holding_hours.hs
+
+),
+
+covered as (
+
+    select
+        run_id,
+        gpu_uuid,
+        hour_epoch,
+        sum(seconds) as covered_seconds,
+        sum(case when is_fatal_xid then seconds else 0 end) as down_seconds,
+        sum(case when is_busy then seconds else 0 end) as busy_covered_seconds,
+        sum(case when not is_fatal_xid and not is_busy then seconds else 0 end)
+            as allocated_idle_seconds,
+        sum(coalesce(power_w, 0) * seconds) / 3600.0 as energy_wh
+    from piece_overlaps
+    group by run_id, gpu_uuid, hour_epoch
+
+),
+
+final as (
+
+    select
+        holding_hours.run_id,
+        holding_hours.gpu_uuid,
+        holding_hours.hour_epoch,
+        holding_hours.mapping,
+        holding_hours.share,
+        (holding_hours.he - holding_hours.hs) * holding_hours.share as held_seconds,
+        (
+            coalesce(covered.busy_covered_seconds, 0)
+            + (holding_hours.he - holding_hours.hs) - coalesce(covered.covered_seconds, 0)
+        ) * holding_hours.share as busy_seconds,
+        coalesce(covered.allocated_idle_seconds, 0) * holding_hours.share
+            as allocated_idle_seconds,
+        coalesce(covered.down_seconds, 0) * holding_hours.share as down_seconds,
+        ((holding_hours.he - holding_hours.hs) - coalesce(covered.covered_seconds, 0))
+            * holding_hours.share as unobserved_seconds,
+        coalesce(covered.energy_wh, 0) * holding_hours.share as energy_wh
+    from holding_hours
+    left join covered
+        on covered.run_id = holding_hours.run_id
+        and covered.gpu_uuid = holding_hours.gpu_uuid
+        and covered.hour_epoch = holding_hours.hour_epoch
+
+)
+
+select * from final

@@ -1,0 +1,49 @@
+-- Every bill line in FOCUS shape (columns in the line's BillingCurrency) plus reporting-currency
+-- costs and lineage. On-prem nodes appear as synthetic rate-card lines.
+with
+
+lines as (
+
+    select * from {{ ref('int_billing_lines') }}
+
+),
+
+final as (
+
+    select
+        x_line_key,
+        billed_cost as "BilledCost",
+        effective_cost as "EffectiveCost",
+        list_cost as "ListCost",
+        contracted_cost as "ContractedCost",
+        charge_period_start as "ChargePeriodStart",
+        charge_period_end as "ChargePeriodEnd",
+        billing_period_start as "BillingPeriodStart",
+        billing_period_end as "BillingPeriodEnd",
+        service_provider_name as "ServiceProviderName",
+        service_provider_name as "ProviderName",
+        service_name as "ServiceName",
+        service_category as "ServiceCategory",
+        charge_category as "ChargeCategory",
+        resource_id as "ResourceId",
+        sku_id as "SkuId",
+        pricing_quantity as "PricingQuantity",
+        pricing_unit as "PricingUnit",
+        region_id as "RegionId",
+        sub_account_id as "SubAccountId",
+        tags as "Tags",
+        billing_currency as "BillingCurrency",
+        x_provider,
+        x_source,
+        x_source_file,
+        x_line_item_type,
+        x_host,
+        x_host is null as x_unattributed,
+        x_billed_cost_reporting,
+        x_effective_cost_reporting,
+        x_list_cost_reporting
+    from lines
+
+)
+
+select * from final

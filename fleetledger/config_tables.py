@@ -1,0 +1,167 @@
+"""Land the config (inventory, teams, rate cards, settings) as Parquet tables that dbt reads.
+
+They go to `$FLEETLEDGER_HOME/raw/config_<name>/config/current/part-0.parquet`, replaced whole
+on every run, beside the source landings (docs/landing.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+from fleetledger.config import Config
+
+TABLES = (
+    "config_inventory",
+    "config_team_rules",
+    "config_teams",
+    "config_rate_cards",
+    "config_settings",
+    "config_kind_rules",
+    "config_currency_rates",
+    "config_budgets",
+)
+
+
+def _write(home: Path, table: str, df: pl.DataFrame) -> None:
+    dest = home / "raw" / table / "config" / "current"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".tmp-"))
+    df.write_parquet(tmp / "part-0.parquet")
+    if dest.exists():
+        shutil.rmtree(dest)
+    os.replace(tmp, dest)
+
+
+def config_frames(cfg: Config) -> dict[str, pl.DataFrame]:
+    inventory = pl.DataFrame(
+        [n.model_dump() for n in cfg.inventory],
+        schema={
+            "host": pl.Utf8,
+            "resource_id": pl.Utf8,
+            "provider": pl.Utf8,
+            "site": pl.Utf8,
+            "instance_type": pl.Utf8,
+            "gpus": pl.Int64,
+            "gpu_model": pl.Utf8,
+            "cluster": pl.Utf8,
+        },
+        orient="row" if not cfg.inventory else None,
+    )
+    rules = []
+    priority = 0
+    for t in cfg.teams:
+        m = t.match
+        for v in m.slurm_account:
+            rules.append((priority, t.team, "slurm_account", None, v))
+        for v in m.k8s_namespace:
+            rules.append((priority, t.team, "k8s_namespace", None, v))
+        for k, v in m.k8s_label.items():
+            rules.append((priority, t.team, "k8s_label", k, v))
+        for k, v in m.cloud_tag.items():
+            rules.append((priority, t.team, "cloud_tag", k, v))
+        priority += 1
+    team_rules = pl.DataFrame(
+        rules,
+        schema={
+            "priority": pl.Int64,
+            "team": pl.Utf8,
+            "rule_type": pl.Utf8,
+            "rule_key": pl.Utf8,
+            "rule_value": pl.Utf8,
+        },
+        orient="row",
+    )
+    teams = pl.DataFrame(
+        [(t.team, json.dumps(t.owners)) for t in cfg.teams],
+        schema={"team": pl.Utf8, "owners": pl.Utf8},
+        orient="row",
+    )
+    rate_cards = pl.DataFrame(
+        [
+            (
+                rc.site,
+                host,
+                rc.capex,
+                rc.amortisation_months,
+                rc.power_price_per_kwh,
+                rc.host_overhead_w,
+                rc.currency,
+            )
+            for rc in cfg.rate_cards
+            for host in rc.hosts
+        ],
+        schema={
+            "site": pl.Utf8,
+            "host": pl.Utf8,
+            "capex": pl.Float64,
+            "amortisation_months": pl.Int64,
+            "power_price_per_kwh": pl.Float64,
+            "host_overhead_w": pl.Float64,
+            "currency": pl.Utf8,
+        },
+        orient="row",
+    )
+    sites = {n.site for n in cfg.inventory} | set(cfg.sites)
+    settings = pl.DataFrame(
+        [
+            (
+                site,
+                (cfg.sites.get(site).idle_threshold if site in cfg.sites else None)
+                or cfg.idle_threshold,
+                cfg.stale_after_seconds,
+                cfg.reporting_currency,
+            )
+            for site in sorted(sites)
+        ],
+        schema={
+            "site": pl.Utf8,
+            "idle_threshold": pl.Float64,
+            "stale_after_seconds": pl.Int64,
+            "reporting_currency": pl.Utf8,
+        },
+        orient="row",
+    )
+    kind_rules = pl.DataFrame(
+        [
+            (i, r.kind, field, pattern)
+            for i, r in enumerate(cfg.kind_rules)
+            for field, pattern in (r.match.items() or [("any", ".*")])
+        ],
+        schema={"priority": pl.Int64, "kind": pl.Utf8, "field": pl.Utf8, "pattern": pl.Utf8},
+        orient="row",
+    )
+    rates = {cfg.reporting_currency: 1.0, **cfg.currency_rates}
+    currency_rates = pl.DataFrame(
+        list(rates.items()), schema={"currency": pl.Utf8, "rate": pl.Float64}, orient="row"
+    )
+    budgets = pl.DataFrame(
+        [(b.name, b.team, b.monthly_amount, json.dumps(b.thresholds)) for b in cfg.budgets],
+        schema={
+            "budget": pl.Utf8,
+            "team": pl.Utf8,
+            "monthly_amount": pl.Float64,
+            "thresholds": pl.Utf8,
+        },
+        orient="row",
+    )
+    return {
+        "config_inventory": inventory,
+        "config_team_rules": team_rules,
+        "config_teams": teams,
+        "config_rate_cards": rate_cards,
+        "config_settings": settings,
+        "config_kind_rules": kind_rules,
+        "config_currency_rates": currency_rates,
+        "config_budgets": budgets,
+    }
+
+
+def write_config_tables(cfg: Config, home: Path) -> None:
+    for table, df in config_frames(cfg).items():
+        _write(Path(home), table, df)
