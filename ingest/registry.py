@@ -141,11 +141,18 @@ def _land_partition(
 def _file_partitions(
     rows: pl.DataFrame, key: pl.Expr, files: Iterable[str]
 ) -> dict[str, str | None]:
-    """Each file's first partition key among its rows (where its quarantine rows go)."""
+    """Each file's partition for its rejected rows: the partition most of its good rows fall
+    in (ties: the earliest), so the choice does not depend on which days were requested."""
     first: dict[str, str | None] = dict.fromkeys(files)
     if rows.height:
-        per_file = rows.group_by("x_source_file").agg(key.min().alias("k"))
-        for f, k in per_file.iter_rows():
+        per_file = (
+            rows.group_by("x_source_file", key.alias("k"))
+            .len()
+            .drop_nulls("k")
+            .sort(["x_source_file", "len", "k"], descending=[False, True, False])
+            .unique("x_source_file", keep="first", maintain_order=True)
+        )
+        for f, k, _ in per_file.iter_rows():
             first[f] = k
     return first
 
@@ -189,6 +196,11 @@ def _land_split(
     outside = rows.filter(~pl.col("_part").is_in(wanted) | pl.col("_part").is_null()).height
     if outside:
         report.warnings.append(f"{outside} rows outside the requested partitions were not landed")
+    q_outside = q_part.filter(~pl.col("_part").is_in(wanted)).height
+    if q_outside:
+        report.warnings.append(
+            f"{q_outside} rejected rows belong to partitions not requested and were not landed"
+        )
 
 
 # --------------------------------------------------------------------------- entry point

@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from ingest.errors import IngestError
+from ingest.landing import (
+    CUR_COLUMNS,
+    FIXED_TABLES,
+    SCHEMAS,
+    empty_frame,
+    land,
+    land_quarantine,
+    polars_schema,
+    write_schema_files,
+)
+
+
+def power_rows(n: int, source: str = "p") -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "time": [datetime(2026, 11, 2, 0, i, tzinfo=UTC) for i in range(n)],
+            "site": ["dc1"] * n,
+            "meter": ["m"] * n,
+            "kind": ["it"] * n,
+            "kw": [1.0] * n,
+            "x_source": [source] * n,
+            "x_source_file": ["f.csv"] * n,
+            "x_line_number": list(range(2, n + 2)),
+        },
+        schema=polars_schema("power_readings"),
+    )
+
+
+def test_land_replaces_partition_whole(tmp_path: Path) -> None:
+    p = land(tmp_path, "power_readings", "p", "date=2026-11-02", power_rows(5))
+    assert p == tmp_path / "raw/power_readings/p/date=2026-11-02/part-0.parquet"
+    assert pq.read_table(p).num_rows == 5
+    land(tmp_path, "power_readings", "p", "date=2026-11-02", power_rows(3))
+    files = sorted((tmp_path / "raw/power_readings/p").rglob("*"))
+    assert [f.relative_to(tmp_path).as_posix() for f in files] == [
+        "raw/power_readings/p/date=2026-11-02",
+        "raw/power_readings/p/date=2026-11-02/part-0.parquet",
+    ]
+    t = pq.read_table(p)
+    assert t.num_rows == 3
+    assert t.schema == SCHEMAS["power_readings"]
+    assert t.schema.field("time").type == pa.timestamp("us", tz="UTC")
+
+
+def test_land_validates(tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match="invalid partition"):
+        land(tmp_path, "power_readings", "p", "2026-11-02", power_rows(1))
+    with pytest.raises(IngestError, match="unknown landing table"):
+        land(tmp_path, "nope", "p", "date=2026-11-02", power_rows(1))
+    with pytest.raises(IngestError, match="missing \\['kw'\\]"):
+        land(tmp_path, "power_readings", "p", "date=2026-11-02", power_rows(1).drop("kw"))
+    # a failed write leaves nothing behind
+    assert not (tmp_path / "raw/power_readings/p").exists() or not any(
+        (tmp_path / "raw/power_readings/p").iterdir()
+    )
+
+
+def test_open_table_keeps_columns(tmp_path: Path) -> None:
+    df = pl.DataFrame(
+        {
+            "line_item_unblended_cost": [1.5],
+            "brand_new_column": ["x"],
+            "x_source": ["aws"],
+            "x_source_file": ["f"],
+            "x_line_number": [1],
+        }
+    )
+    p = land(tmp_path, "aws_cur_lines", "aws", "period=2026-10", df)
+    t = pq.read_table(p)
+    assert t.column_names == df.columns
+    assert t.schema.field("brand_new_column").type == pa.string()
+    with pytest.raises(IngestError, match="lineage"):
+        land(tmp_path, "aws_cur_lines", "aws", "period=2026-10", df.drop("x_source"))
+
+
+def test_quarantine_and_schema_files(tmp_path: Path) -> None:
+    q = pl.DataFrame(
+        {
+            "x_source": ["p"],
+            "x_source_file": ["f.csv"],
+            "x_line_number": [7],
+            "reason": ["kw is negative"],
+            "raw": ["2026-11-02T00:00:00Z,dc1,m,it,-1"],
+        }
+    )
+    p = land_quarantine(tmp_path, "p", "date=2026-11-02", q)
+    assert p == tmp_path / "raw/quarantine/p/date=2026-11-02/part-0.parquet"
+    assert pq.read_table(p).column_names == [
+        "x_source",
+        "x_source_file",
+        "x_line_number",
+        "reason",
+        "raw",
+    ]
+    assert land_quarantine(tmp_path, "p", "date=2026-11-02", empty_frame("quarantine")) is None
+    assert not p.parent.exists()
+
+    written = write_schema_files(tmp_path)
+    assert len(written) == len(SCHEMAS) == 7
+    con = duckdb.connect()
+    for table in FIXED_TABLES:
+        f = tmp_path / "raw" / table / "_schema" / "part-0.parquet"
+        assert pq.read_table(f).schema == SCHEMAS[table]
+        assert con.sql(f"select count(*) from read_parquet('{f}')").fetchall()[0] == (0,)
+    cur = pq.read_table(tmp_path / "raw/aws_cur_lines/_schema/part-0.parquet").schema
+    assert [n for n, _ in CUR_COLUMNS] + ["x_source", "x_source_file", "x_line_number"] == cur.names
+    assert cur.field("line_item_usage_start_date").type == pa.timestamp("us", tz="UTC")
+    assert cur.field("line_item_unblended_cost").type == pa.float64()
+    assert cur.field("resource_tags").type == pa.string()
+    # dbt reads a table with the schema file and real partitions together
+    land(tmp_path, "power_readings", "p", "date=2026-11-02", power_rows(4))
+    got = con.sql(
+        f"select count(*), max(kw) from read_parquet('{tmp_path}/raw/power_readings/**/*.parquet',"
+        " union_by_name=true)"
+    ).fetchall()[0]
+    assert got == (4, 1.0)
