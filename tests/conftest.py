@@ -1,0 +1,54 @@
+"""Shared fixtures: a small generated fleet, and the same fleet after the whole pipeline ran.
+
+The fleet is the generator's 3-day default shape (4 AWS, 2 GCP, 4 on-prem nodes, DCGM every
+60 s) starting Friday 2026-10-02, so the idle-notebook weekend, the XID 79 outage, the requeued
+run and the straggler all fall inside it. Session-scoped: generated and run once per test run.
+Tests that change files copy these folders first.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+
+from fleetledger.generator import generate
+
+FLEET_START = date(2026, 10, 2)
+FLEET_DAYS = 3
+FLEET_SEED = 1
+
+
+@pytest.fixture(scope="session")
+def fleet_window() -> tuple[date, date]:
+    return FLEET_START, FLEET_START + timedelta(days=FLEET_DAYS - 1)
+
+
+@pytest.fixture(scope="session")
+def small_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A FLEETLEDGER_HOME holding a generated fleet and its config; nothing run yet."""
+    home = tmp_path_factory.mktemp("small_fleet")
+    generate(home, days=FLEET_DAYS, seed=FLEET_SEED, start=FLEET_START, scrape_interval_s=60)
+    return home
+
+
+@pytest.fixture(scope="session")
+def pipeline_home(
+    small_fleet: Path, tmp_path_factory: pytest.TempPathFactory, fleet_window: tuple[date, date]
+) -> Path:
+    """The small fleet after `run_pipeline` over all its days: published warehouse.duckdb."""
+    from fleetledger.pipeline import run_pipeline
+
+    home = tmp_path_factory.mktemp("pipeline_home")
+    shutil.copytree(small_fleet, home, dirs_exist_ok=True)
+    run_pipeline(home, *fleet_window)
+    assert (home / "warehouse.duckdb").exists()
+    return home
+
+
+@pytest.fixture(scope="session")
+def ground_truth(small_fleet: Path) -> dict:
+    return json.loads((small_fleet / "ground_truth.json").read_text())
