@@ -362,6 +362,19 @@ def _ingest_billing(
     if not files:
         report.warnings.append(f"no files match {location}")
     combined = _collect(reader, files, None, table, report)
+    # invoice.month is a Pacific-time month: usage on a requested UTC day may sit in the
+    # previous (or next) invoice month, so land every period that holds such usage too.
+    if combined.rows.height:
+        touched = (
+            combined.rows.filter(
+                pl.col("usage_start_time").dt.convert_time_zone("UTC").dt.date().is_in(days)
+            )
+            .select(period_of(pl.col("invoice_month")).alias("p"))
+            .unique()["p"]
+            .drop_nulls()
+            .to_list()
+        )
+        periods = sorted(set(periods) | set(touched))
     _land_split(
         home,
         table,

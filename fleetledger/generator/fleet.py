@@ -603,7 +603,7 @@ def build_fleet(
     # 9. batch embedding pods on the first GKE node's free GPUs, one OOMKilled
     bt = t0 + 3 * HOUR
     k = 0
-    while bt < t1 - 4 * HOUR and k < 4 * days:
+    while bt < t1 - 4 * HOUR and k < 8 * days:
         dur = int(rng.integers(70, 200)) * 60 + int(rng.integers(0, 60))
         st, host, idx = cal.place(gke[:1], n_gpus, 2, bt, dur)
         if st + dur >= t1:
@@ -623,7 +623,7 @@ def build_fleet(
             exit_code=137 if oom else 0,
             labels={"app": "embedder", "team": "data"},
         )
-        bt = st + int(rng.integers(2, 6)) * HOUR
+        bt = st + int(rng.integers(1, 4)) * HOUR
         k += 1
 
     # ---------------- background Slurm load on both clusters ----------------------------------
@@ -635,7 +635,9 @@ def build_fleet(
             ("llm-training", "llm", "mkumar"),
         ]
         t = t0 + 30 * 60
-        for j in range(per_day * days):
+        j = -1
+        while t < t1:
+            j += 1
             team, account, user = teams[int(rng.integers(0, len(teams)))]
             k = 8 if whole_nodes else int(rng.choice([1, 2, 4, 8]))
             dur = int(rng.integers(40, 420)) * 60 + int(rng.integers(0, 60))
@@ -667,7 +669,7 @@ def build_fleet(
                         state="PENDING",
                     )
                 )
-                t += int(rng.integers(20, 90)) * 60
+                t += int(rng.exponential(DAY / per_day))
                 continue
             end_t: int | None = st + dur
             state = "COMPLETED"
@@ -694,10 +696,10 @@ def build_fleet(
                 wait=wait,
             )
             hold(r)
-            t += int(rng.integers(20, 90)) * 60
+            t += int(rng.exponential(DAY / per_day))
 
-    background("aws-hpc", aws, False, 6)
-    background("onprem", onp, True, 4)
+    background("aws-hpc", aws, False, 20)
+    background("onprem", onp, True, 7)
 
     runs.sort(key=lambda r: (r.scheduler, r.cluster, r.submitted, r.job_id, r.attempt))
     return Fleet(
