@@ -17,6 +17,10 @@ Options (`Source.options`):
 
 from __future__ import annotations
 
+import queue
+import threading
+import zlib
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -138,7 +142,7 @@ def _series_table(keys: pl.Series, node_label: str | None) -> pl.DataFrame:
     return s.with_columns(reject=reason).drop("ok", "gpu_raw").sort("sid")
 
 
-def _lines(data: bytes) -> pl.DataFrame:
+def _lines(data: bytes, line_offset: int = 0) -> pl.DataFrame:
     """Every line of the text, 1-based line numbers; blank lines are null."""
     return pl.read_csv(
         data,
@@ -151,7 +155,7 @@ def _lines(data: bytes) -> pl.DataFrame:
         encoding="utf8-lossy",
         raise_if_empty=False,
         row_index_name="x_line_number",
-        row_index_offset=1,
+        row_index_offset=1 + line_offset,
     )
 
 
@@ -169,29 +173,46 @@ def parse_text(
     default_time: datetime,
     node_label: str | None = None,
     fmt: str = "prometheus_text",
+    line_offset: int = 0,
+    raise_if_unparseable: bool = True,
 ) -> ReadResult:
-    """Parse exposition text already in memory (see `read_dcgm_text` for a file)."""
+    """Parse exposition text already in memory (see `read_dcgm_text` for a file).
+
+    `line_offset`: lines of the file before `data` (when a file is parsed in chunks).
+    `raise_if_unparseable`: raise IngestError when lines are present but none parses (else
+    they are only quarantined)."""
     if fmt not in FORMATS:
         raise IngestError(f"dcgm format {fmt!r} is not supported yet", file=file)
     schema = polars_schema(TABLE)
     if not data or data.isspace():
         return ReadResult(pl.DataFrame(schema=schema), empty_quarantine(), files=[file])
 
-    # 1. split at the first `}`: `name{labels` | ` value [ts]`
+    # 1. split at the first `}`: `name{labels` | ` value [ts]`. The left part is read as a
+    #    categorical, so each distinct series string is hashed once, inside the CSV reader.
     df = pl.read_csv(
         data,
         has_header=False,
         separator="}",
         quote_char=None,
-        schema={"s": pl.String, "r": pl.String},
+        schema={"s": pl.Categorical, "r": pl.String},
         missing_columns="insert",
         truncate_ragged_lines=True,
         encoding="utf8-lossy",
         raise_if_empty=False,
         row_index_name="x_line_number",
-        row_index_offset=1,
+        row_index_offset=1 + line_offset,
+    ).filter(pl.col("s").is_not_null())
+    keys = (
+        df.select(code=pl.col("s").to_physical(), key=pl.col("s"))
+        .unique("code")
+        .with_columns(pl.col("key").cast(pl.String))
     )
-    df = df.filter(pl.col("s").is_not_null() & ~pl.col("s").str.starts_with("#"))
+    comments = keys.filter(pl.col("key").str.starts_with("#"))
+    keys = keys.filter(~pl.col("key").str.starts_with("#"))
+    df = df.select("x_line_number", "r", code=pl.col("s").to_physical())
+    if comments.height:
+        df = df.filter(~pl.col("code").is_in(comments.get_column("code").implode()))
+
     # 2. value and timestamp: " VALUE[ TS]" splits into "", VALUE, TS
     df = df.with_columns(
         pl.col("r").str.split_exact(" ", 2).struct.rename_fields(["lead", "v", "t"]),
@@ -211,19 +232,18 @@ def parse_text(
             pl.col("r_len")
             == pl.col("v").str.len_bytes() + 1 + (pl.col("t").str.len_bytes() + 1).fill_null(0)
         )
-    )
+    ).fill_null(False)
     df = df.with_columns(fast=fast)
+    good = df.filter(pl.col("fast")).select("x_line_number", "code", "value", "ts_raw")
+    slow = df.filter(~pl.col("fast")).select("x_line_number")
 
-    good = df.filter(pl.col("fast")).select(
-        "x_line_number", key=pl.col("s"), value="value", ts_raw="ts_raw"
-    )
-    slow = df.filter(~pl.col("fast"))
     rejected: list[pl.DataFrame] = []
     lines: pl.DataFrame | None = None
+    good_slow: pl.DataFrame | None = None
     if slow.height:
         # 4. the full regex on the original lines of the rows that missed the fast path
-        lines = _lines(data)
-        sl = slow.select("x_line_number").join(lines, on="x_line_number", how="left")
+        lines = _lines(data, line_offset)
+        sl = slow.join(lines, on="x_line_number", how="left")
         # indented comments and whitespace-only lines are not samples
         sl = sl.filter(~pl.col("line").str.contains(r"^\s*(#.*)?$"))
         g = pl.col("line").str.extract_groups(_SLOW_LINE)
@@ -248,7 +268,7 @@ def parse_text(
             ts_raw="ts_raw",
         )
         bad = sl.filter(~sl_ok)
-        if good.height == 0 and good_slow.height == 0 and bad.height:
+        if raise_if_unparseable and good.height == 0 and good_slow.height == 0 and bad.height:
             first = bad.row(0, named=True)
             snippet = (first["line"] or "")[:120]
             raise IngestError(
@@ -266,34 +286,37 @@ def parse_text(
                     pl.col("line").alias("raw"),
                 )
             )
-        good = pl.concat([good, good_slow]).sort("x_line_number")
 
     # drop DCGM blank sentinels
+    sentinels = 0
     is_sentinel = pl.col("value") >= _SENTINEL_F
-    sentinels = good.select(is_sentinel.sum()).item() if good.height else 0
-    if sentinels:
-        good = good.filter(~is_sentinel)
+    parts = [good] if good_slow is None else [good, good_slow]
+    for i, part in enumerate(parts):
+        n = part.select(is_sentinel.sum()).item() if part.height else 0
+        if n:
+            parts[i] = part.filter(~is_sentinel)
+            sentinels += n
 
-    # 3. parse each series once, join back
-    series = _series_table(good.get_column("key").unique(), node_label)
-    good = good.join(series.select("key", "sid"), on="key", how="left", maintain_order="left").drop(
-        "key"
-    )
-    bad_sids = series.filter(pl.col("reject").is_not_null()).select("sid", "reject")
-    if bad_sids.height:
-        is_bad = pl.col("sid").is_in(bad_sids.get_column("sid").implode())
+    # 3. parse each series once, join back (fast rows by categorical code, slow ones by key)
+    series = _series_table(keys.get_column("key"), node_label).drop("sid")
+    by_code = keys.join(series, on="key", how="left").drop("key")
+    good = parts[0].join(by_code, on="code", how="left", maintain_order="left").drop("code")
+    if good_slow is not None:
+        slow_series = _series_table(parts[1].get_column("key").unique(), node_label).drop("sid")
+        good_slow = parts[1].join(slow_series, on="key", how="left", maintain_order="left")
+        good = pl.concat([good, good_slow.drop("key")], how="vertical_relaxed").sort(
+            "x_line_number"
+        )
+    if good.select(pl.col("reject").is_not_null().any()).item():
         if lines is None:
-            lines = _lines(data)
+            lines = _lines(data, line_offset)
         bad_series = (
-            good.filter(is_bad)
-            .join(bad_sids, on="sid", how="left")
+            good.filter(pl.col("reject").is_not_null())
             .join(lines, on="x_line_number", how="left")
             .with_columns(x_source=pl.lit(source), x_source_file=pl.lit(file))
         )
         rejected.append(quarantine_from(bad_series, pl.col("reject"), pl.col("line")))
-        good = good.filter(~is_bad)
-    attrs = series.select(pl.exclude("sid", "key", "reject").gather(good.get_column("sid")))
-    good = pl.concat([good, attrs], how="horizontal")
+        good = good.filter(pl.col("reject").is_null())
 
     default_us = int(default_time.timestamp() * 1_000_000)
     if fmt == "prometheus_text":
@@ -326,6 +349,92 @@ def parse_text(
     return ReadResult(rows, quarantine, sentinels_dropped=int(sentinels), files=[file])
 
 
+_CHUNK_BYTES = 48 << 20
+_READ_BYTES = 1 << 16
+
+
+def _gunzip_chunks(path: Path, chunk_bytes: int | None = None) -> Iterator[bytes]:
+    """Decompress a gzip file (one or more members) in pieces of about `chunk_bytes`, each
+    ending at a line end (one copy of the data: pieces are joined once)."""
+    chunk_bytes = chunk_bytes or _CHUNK_BYTES
+    pieces: list[bytes] = []
+    size = 0
+    d = zlib.decompressobj(31)
+    in_member = False
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(_READ_BYTES):
+                while block:
+                    out = d.decompress(block)
+                    in_member = True
+                    if d.eof:
+                        block = d.unused_data
+                        d = zlib.decompressobj(31)
+                        in_member = False
+                    else:
+                        block = b""
+                    if not out:
+                        continue
+                    pieces.append(out)
+                    size += len(out)
+                    if size >= chunk_bytes:
+                        cut = out.rfind(b"\n") + 1
+                        if cut:  # else: no line end in this piece, wait for the next
+                            pieces[-1] = out[:cut]
+                            yield b"".join(pieces)
+                            rest = out[cut:]
+                            pieces, size = ([rest], len(rest)) if rest else ([], 0)
+    except zlib.error as err:
+        raise IngestError(f"corrupt or truncated gzip data: {err}", file=path) from None
+    except OSError as err:
+        raise IngestError(f"cannot read file: {err.strerror or err}", file=path) from None
+    if in_member:
+        raise IngestError("corrupt or truncated gzip data: unexpected end of file", file=path)
+    if size:
+        yield b"".join(pieces)
+
+
+def _in_background(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Run a chunk producer in a thread (zlib releases the GIL), so decompressing the next
+    chunk overlaps with parsing this one."""
+    q: queue.Queue[object] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for c in chunks:
+                while not stop.is_set():
+                    try:
+                        q.put(c, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(done)
+        except BaseException as err:  # handed to the consumer
+            q.put(err)
+
+    t = threading.Thread(target=produce, name="dcgm-gunzip", daemon=True)
+    t.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        while t.is_alive():
+            try:
+                q.get(timeout=0.1)
+            except queue.Empty:
+                pass
+
+
 def read_dcgm_text(
     path: str | Path,
     *,
@@ -336,16 +445,42 @@ def read_dcgm_text(
 
     Returns the samples (blank sentinels dropped and counted in `sentinels_dropped`) and a
     quarantine frame of lines that are not valid samples or lack GPU/host labels. Raises
-    `IngestError` when the file cannot be read or no line of it parses.
+    `IngestError` when the file cannot be read or no line of it parses. A gzip file is
+    decompressed in a background thread and parsed chunk by chunk.
     """
     path = Path(path)
     options = options or {}
-    data = read_bytes(path)
-    return parse_text(
-        data,
-        source=source,
-        file=str(path),
-        default_time=_default_time(path, options),
-        node_label=options.get("node_label"),
-        fmt=options.get("format", "prometheus_text"),
-    )
+    kw: dict[str, Any] = {
+        "source": source,
+        "file": str(path),
+        "default_time": _default_time(path, options),
+        "node_label": options.get("node_label"),
+        "fmt": options.get("format", "prometheus_text"),
+    }
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+    except OSError as err:
+        raise IngestError(f"cannot read file: {err.strerror or err}", file=path) from None
+    if not gz:
+        return parse_text(read_bytes(path), **kw)
+    results: list[ReadResult] = []
+    offset = 0
+    for chunk in _in_background(_gunzip_chunks(path)):
+        results.append(parse_text(chunk, line_offset=offset, raise_if_unparseable=False, **kw))
+        offset += chunk.count(b"\n")
+    if len(results) == 1:
+        result = results[0]
+    else:
+        result = ReadResult.concat(TABLE, results)
+        result.files = [str(path)]
+    if result.rows.height == 0:
+        bad = result.quarantine.filter(pl.col("reason") == "unparseable sample line")
+        if bad.height:
+            first = bad.row(0, named=True)
+            raise IngestError(
+                f"not Prometheus text exposition: cannot parse {(first['raw'] or '')[:120]!r}",
+                file=path,
+                line=first["x_line_number"],
+            )
+    return result

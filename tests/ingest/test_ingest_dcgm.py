@@ -225,3 +225,42 @@ def test_gzip_openmetrics_and_errors(tmp_path: Path) -> None:
     empty = tmp_path / "empty.prom"
     empty.write_text("")
     assert read_dcgm_text(empty, source="src").rows.height == 0
+
+
+def test_gzip_chunks_match_plain_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ingest.dcgm as dcgm
+
+    lines = ["# TYPE DCGM_FI_DEV_GPU_UTIL gauge"]
+    for i in range(40):
+        lines.append(f'DCGM_FI_DEV_GPU_UTIL{{gpu="{i % 4}",UUID="{U0}",Hostname="n{i}"}} {i} {i}')
+        if i == 25:
+            lines.append("DCGM_FI_DEV_FAN_SPEED 0")
+            lines.append("garbage here")
+    text = "\n".join(lines) + "\n"
+    plain = tmp_path / "a.prom"
+    plain.write_text(text)
+    gz = tmp_path / "a.prom.gz"
+    half = len(text) // 2
+    cut = text.index("\n", half) + 1
+    # two gzip members, read in chunks of ~300 bytes
+    gz.write_bytes(gzip.compress(text[:cut].encode()) + gzip.compress(text[cut:].encode()))
+    monkeypatch.setattr(dcgm, "_CHUNK_BYTES", 300)
+    monkeypatch.setattr(dcgm, "_READ_BYTES", 16)
+    assert len(list(dcgm._gunzip_chunks(gz))) > 5
+    a = read_dcgm_text(plain, source="s", options={"scrape_time": SCRAPE})
+    b = read_dcgm_text(gz, source="s", options={"scrape_time": SCRAPE})
+    assert a.rows.height == 40
+    assert a.rows.drop("x_source_file").equals(b.rows.drop("x_source_file"))
+    assert b.quarantine.select("x_line_number", "reason").rows() == [
+        (28, "sample has no GPU labels (gpu, UUID)"),
+        (29, "unparseable sample line"),
+    ]
+    assert b.quarantine["raw"].to_list() == ["DCGM_FI_DEV_FAN_SPEED 0", "garbage here"]
+    trunc = tmp_path / "t.prom.gz"
+    trunc.write_bytes(gzip.compress(text.encode())[:-10])
+    with pytest.raises(IngestError, match="truncated gzip"):
+        read_dcgm_text(trunc, source="s")
+    junk = tmp_path / "j.prom.gz"
+    junk.write_bytes(gzip.compress(b"junk line one\njunk line two\n" * 50))
+    with pytest.raises(IngestError, match=r"j\.prom\.gz, line 1: not Prometheus text"):
+        read_dcgm_text(junk, source="s")
