@@ -1,0 +1,37 @@
+# fleetledger: `make demo` builds a 30-day demo warehouse; `make test` runs the test suite.
+# Works on a fresh machine with python3 + pip: uv is installed (user site) when missing.
+
+SHELL := /bin/bash
+UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+VENV := .venv
+
+.PHONY: demo test lint app uv sync sync-dev clean
+
+uv:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || \
+	  python3 -m pip install --user --quiet uv || \
+	  python3 -m pip install --user --quiet --break-system-packages uv || \
+	  python3 -m pip install --quiet uv
+
+# --inexact: keep the dev extras when they are installed (a plain sync would remove them)
+sync: uv
+	$(UV) sync --frozen --inexact
+
+sync-dev: uv
+	$(UV) sync --frozen --extra dev
+
+demo: sync
+	$(VENV)/bin/fleetledger demo
+
+test: sync-dev
+	$(VENV)/bin/pytest
+
+lint: sync-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+app: sync
+	$(VENV)/bin/fleetledger app
+
+clean:
+	rm -rf data dbt_project/target dbt_project/logs .pytest_cache .ruff_cache

@@ -1,0 +1,411 @@
+"""`fleetledger` command line: generate | run | demo | app | alerts | bench."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from fleetledger.config import ConfigError, fleetledger_home
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+APP_MAIN = REPO_ROOT / "app" / "main.py"
+
+DEMO_SEED = 7
+DEMO_SCRAPE_INTERVAL_S = 60
+
+out = Console()
+err = Console(stderr=True)
+
+
+class CliError(Exception):
+    """A user error the CLI reports on stderr with exit status 1."""
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0: {value}")
+    return value
+
+
+def _yesterday() -> date:
+    return datetime.now(UTC).date() - timedelta(days=1)
+
+
+def _home(args: argparse.Namespace) -> Path:
+    if getattr(args, "home", None):
+        return Path(args.home).resolve()
+    return fleetledger_home()
+
+
+# --------------------------------------------------------------------------------------------
+# generate
+
+
+def _generate(out_dir: Path, days: int, seed: int, start: date, scrape_interval_s: int) -> None:
+    from fleetledger.generator import generate
+
+    with err.status(f"generating a {days}-day fleet (seed {seed}) in {out_dir} ..."):
+        generate(out_dir, days=days, seed=seed, start=start, scrape_interval_s=scrape_interval_s)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    start = args.start or (_yesterday() - timedelta(days=args.days - 1))
+    out_dir = Path(args.out).resolve()
+    _generate(out_dir, args.days, args.seed, start, args.scrape_interval)
+    end = start + timedelta(days=args.days - 1)
+    out.print(f"wrote {out_dir}/fleetledger.yml and sources for {start}..{end}")
+    out.print(
+        f"next: FLEETLEDGER_HOME={out_dir} fleetledger run --start {start} --end {end}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# run
+
+
+def _run_pipeline(home: Path, start: date, end: date, sources: list[str] | None) -> Any:
+    from fleetledger.pipeline import run_pipeline
+
+    with err.status(f"running the pipeline for {start}..{end} ...") as status:
+
+        def progress(message: str) -> None:
+            status.update(f"[{start}..{end}] {message}")
+
+        return run_pipeline(home, start, end, sources, progress=progress)
+
+
+def _count(meta: dict[str, Any], *names: str) -> str:
+    for name in names:
+        value = meta.get(name)
+        if isinstance(value, int | float):
+            return f"{value:,}"
+    return ""
+
+
+def _print_run_summary(result: Any) -> None:
+    table = Table(title=f"ingested {result.start}..{result.end}", title_justify="left")
+    for col in ("source", "kind", "table", "rows", "quarantined", "files"):
+        table.add_column(
+            col, justify="right" if col in ("rows", "quarantined", "files") else "left"
+        )
+    for name, meta in sorted(result.ingest.items()):
+        table.add_row(
+            name,
+            str(meta.get("kind", "")),
+            str(meta.get("table", "")),
+            _count(meta, "rows_landed", "rows"),
+            _count(meta, "rows_quarantined", "quarantined"),
+            _count(meta, "files_read_count", "files_count"),
+        )
+    if result.ingest:
+        out.print(table)
+    failed = result.checks_failed
+    out.print(
+        f"{len(result.materialized)} assets materialised, {result.checks_passed}/"
+        f"{len(result.checks)} checks passed in {result.duration_s:.1f} s",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for check in failed:
+        err.print(f"[yellow]warning:[/] {check.severity.lower()} {check} did not pass")
+    if result.published:
+        out.print(f"published {result.published}", highlight=False)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.date and (args.start or args.end):
+        raise CliError("use either --date D or --start D1 --end D2")
+    if args.date:
+        start = end = args.date
+    elif args.start or args.end:
+        if not (args.start and args.end):
+            raise CliError("--start and --end go together")
+        start, end = args.start, args.end
+    else:
+        start = end = _yesterday()
+    result = _run_pipeline(_home(args), start, end, args.source)
+    _print_run_summary(result)
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# demo
+
+
+def _prepare_demo_home(home: Path) -> None:
+    """The demo regenerates its home; refuse to touch a home that is not a demo's."""
+    if not home.exists() or not any(home.iterdir()):
+        return
+    if (home / "fleetledger.yml").exists() and not (home / "ground_truth.json").exists():
+        raise CliError(
+            f"{home} holds a fleetledger.yml that the demo did not write; set FLEETLEDGER_HOME "
+            "to another directory for the demo"
+        )
+    if not (home / "fleetledger.yml").exists():
+        raise CliError(f"{home} is not empty and not a fleetledger home; choose another directory")
+    for name in ("sources", "raw", "build"):
+        shutil.rmtree(home / name, ignore_errors=True)
+
+
+def _query(con: Any, sql: str) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in con.execute(sql).fetchall()]
+
+
+def _short(value: Any, width: int) -> str:
+    text = str(value)
+    return text if len(text) <= width else f"{text[: width - 1]}…"
+
+
+def _money(value: Any) -> str:
+    return "-" if value is None else f"${float(value):,.2f}"
+
+
+def _hours(value: Any) -> str:
+    return "-" if value is None else f"{float(value):,.1f}"
+
+
+def print_headlines(warehouse: Path, console: Console | None = None) -> None:
+    """Headline figures from the published warehouse (every number comes from a mart)."""
+    import duckdb
+
+    console = console or out
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        spend = _query(
+            con,
+            "select ServiceProviderName, sum(x_effective_cost_reporting) from fct_billing "
+            "group by 1 order by 2 desc",
+        )
+        t = Table(title="Spend by provider (effective cost)", title_justify="left")
+        t.add_column("provider")
+        t.add_column("spend", justify="right")
+        for provider, total in spend:
+            t.add_row(str(provider), _money(total))
+        t.add_row("[bold]total[/]", f"[bold]{_money(sum(float(r[1] or 0) for r in spend))}[/]")
+        console.print(t)
+
+        gpu_rows = _query(con, "select count(*), sum(cost) from fct_gpu_hours")
+        gpu_hours, gpu_cost = gpu_rows[0]
+        idle = _query(
+            con,
+            "select cause, sum(gpu_hours), sum(cost) from fct_idle_gpu_hours group by 1 order by 1",
+        )
+        t = Table(title="GPU-hours", title_justify="left")
+        t.add_column("")
+        t.add_column("GPU-hours", justify="right")
+        t.add_column("cost", justify="right")
+        t.add_column("share", justify="right")
+        t.add_row("paid for (all GPUs)", _hours(gpu_hours), _money(gpu_cost), "100.0%")
+        idle_total = 0.0
+        for cause, hours, cost in idle:
+            idle_total += float(hours or 0)
+            share = f"{100 * float(hours or 0) / gpu_hours:.1f}%" if gpu_hours else "-"
+            t.add_row(f"idle: {cause}", _hours(hours), _money(cost), share)
+        share = f"{100 * idle_total / gpu_hours:.1f}%" if gpu_hours else "-"
+        t.add_row("[bold]idle, all causes[/]", f"[bold]{_hours(idle_total)}[/]", "", share)
+        console.print(t)
+
+        n_runs = _query(con, "select count(*) from fct_runs")[0][0]
+        top = _query(
+            con,
+            "select c.run_id, r.job_name, r.team, r.kind, r.state, c.gpu_hours, c.cost "
+            "from fct_run_costs c join fct_runs r using (run_id) "
+            "order by c.cost desc nulls last limit 5",
+        )
+        t = Table(title=f"Top 5 of {n_runs} runs by cost", title_justify="left")
+        for col in ("run", "name", "team", "kind", "state", "GPU-hours", "cost"):
+            t.add_column(col, justify="right" if col in ("GPU-hours", "cost") else "left")
+        for run_id, name, team, kind, state, hours, cost in top:
+            t.add_row(
+                _short(run_id, 30),
+                _short(name, 22),
+                str(team),
+                str(kind),
+                str(state),
+                _hours(hours),
+                _money(cost),
+            )
+        console.print(t)
+
+        pue = _query(
+            con,
+            "select site, sum(facility_kwh) / nullif(sum(it_kwh), 0), "
+            "bool_or(it_energy_estimated) from fct_pue_daily group by 1 order by 1",
+        )
+        t = Table(title="PUE by site", title_justify="left")
+        t.add_column("site")
+        t.add_column("PUE", justify="right")
+        t.add_column("IT energy")
+        for site, value, estimated in pue:
+            t.add_row(
+                str(site),
+                "-" if value is None else f"{float(value):.3f}",
+                "estimated" if estimated else "metered",
+            )
+        console.print(t)
+    finally:
+        con.close()
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    home = _home(args)
+    days: int = args.days
+    end = _yesterday()
+    start = end - timedelta(days=days - 1)
+    _prepare_demo_home(home)
+    home.mkdir(parents=True, exist_ok=True)
+    out.rule(f"fleetledger demo: {days} days of a generated GPU fleet ({start}..{end})")
+    _generate(home, days, DEMO_SEED, start, DEMO_SCRAPE_INTERVAL_S)
+    out.print(f"generated the fleet's sources in {home}/sources", highlight=False)
+    result = _run_pipeline(home, start, end, None)
+    _print_run_summary(result)
+    warehouse = result.published or (home / "warehouse.duckdb")
+    out.rule("headlines")
+    print_headlines(warehouse)
+    env = (
+        ""
+        if args.home is None and "FLEETLEDGER_HOME" not in os.environ
+        else (f"FLEETLEDGER_HOME={home} ")
+    )
+    out.print("\nexplore it:", highlight=False)
+    out.print(f"  {env}.venv/bin/fleetledger app", highlight=False, soft_wrap=True)
+    out.print(
+        f"  {env}.venv/bin/dagster dev      # the asset graph and runs",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# app, alerts, bench
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    home = _home(args)
+    if not APP_MAIN.exists():
+        raise CliError(f"{APP_MAIN} does not exist")
+    if not (home / "warehouse.duckdb").exists():
+        err.print(
+            f"[yellow]warning:[/] {home}/warehouse.duckdb does not exist yet "
+            "(run `fleetledger demo` or `fleetledger run` first)"
+        )
+    env = {**os.environ, "FLEETLEDGER_HOME": str(home)}
+    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_MAIN), *args.streamlit_args]
+    return subprocess.call(cmd, env=env)
+
+
+def cmd_not_implemented(args: argparse.Namespace) -> int:
+    err.print(f"fleetledger {args.command}: not implemented yet")
+    return 2
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fleetledger",
+        description="FinOps and utilization warehouse for GPU fleets.",
+    )
+    home_help = "FLEETLEDGER_HOME (default: $FLEETLEDGER_HOME, else ./data)"
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("generate", help="write a synthetic fleet: config and source files")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--days", type=_positive_int, default=30, metavar="N", help="default 30")
+    p.add_argument("--seed", type=int, default=DEMO_SEED, metavar="S", help="default 7")
+    p.add_argument(
+        "--start", type=_date, metavar="D", help="first day (default: N days ending yesterday)"
+    )
+    p.add_argument(
+        "--scrape-interval",
+        type=_positive_int,
+        default=DEMO_SCRAPE_INTERVAL_S,
+        metavar="SEC",
+        help="DCGM scrape interval in seconds (default 60)",
+    )
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser(
+        "run", help="ingest, build, check and publish for a day or a range (one Dagster run)"
+    )
+    p.add_argument("--date", type=_date, metavar="D", help="one day (default: yesterday, UTC)")
+    p.add_argument("--start", type=_date, metavar="D1", help="first day of a range")
+    p.add_argument("--end", type=_date, metavar="D2", help="last day of a range (inclusive)")
+    p.add_argument(
+        "--source",
+        action="append",
+        metavar="NAME",
+        help="only this configured source (repeatable); dbt build and publish still run",
+    )
+    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("demo", help="generate a demo fleet, run the pipeline, print headlines")
+    p.add_argument("--days", type=_positive_int, default=30, metavar="N", help="default 30")
+    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("app", help="open the Streamlit cost explorer")
+    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.add_argument("streamlit_args", nargs=argparse.REMAINDER, help="passed on to `streamlit run`")
+    p.set_defaults(func=cmd_app)
+
+    for name, text in (("alerts", "evaluate and send alerts"), ("bench", "benchmarks")):
+        p = sub.add_parser(name, help=f"{text} (not implemented yet)")
+        p.set_defaults(func=cmd_not_implemented)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    global out, err
+    # bound now: the pipeline sends what the run prints (sys.stdout/stderr) to its log file
+    # piped output (CI logs, README) gets 120 columns rather than rich's default of 80
+    out = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 120)
+    err = Console(file=sys.stderr)
+    warnings.filterwarnings("ignore", module=r"dagster.*")
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    args = build_parser().parse_args(argv)
+    from fleetledger.pipeline import PipelineError
+
+    try:
+        return int(args.func(args))
+    except ConfigError as e:
+        print(str(e), file=sys.stderr)  # as-is: it names the key and the problem
+        return 1
+    except (PipelineError, CliError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

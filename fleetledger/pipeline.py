@@ -1,0 +1,316 @@
+"""Run the whole pipeline (ingest → dbt build + tests → publish) without the UI.
+
+`run_pipeline` materialises the selected assets for an inclusive date range as ONE in-process
+Dagster run: the range travels as the `dagster/asset_partition_range_start|end` run tags and every
+asset has a single-run backfill policy, so each ingest asset sees the whole list of days and dbt
+builds the range once. It uses the same Definitions as `dagster dev`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import IO, Any
+
+from fleetledger.config import ConfigError, config_path, load_config
+
+ProgressFn = Callable[[str], None]
+
+
+class PipelineError(RuntimeError):
+    """A run that did not finish: an asset failed or a blocking check did not pass.
+
+    The message names each failing asset or check and the reason; `failures` lists them."""
+
+    def __init__(self, message: str, failures: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.failures = failures or []
+
+
+@dataclass
+class CheckOutcome:
+    asset: str
+    check: str
+    passed: bool
+    severity: str
+    blocking: bool
+    description: str | None = None
+
+    def __str__(self) -> str:
+        text = f"check {self.check} on {self.asset}"
+        return f"{text}: {self.description}" if self.description else text
+
+
+@dataclass
+class PipelineResult:
+    home: Path
+    start: date
+    end: date
+    run_id: str
+    duration_s: float
+    materialized: list[str] = field(default_factory=list)
+    # metadata of each ingest asset (the IngestReport numbers), by source name
+    ingest: dict[str, dict[str, Any]] = field(default_factory=dict)
+    checks: list[CheckOutcome] = field(default_factory=list)
+    published: Path | None = None
+    # what the run printed (dbt's log) when it was not echoed
+    log_path: Path | None = None
+
+    @property
+    def checks_passed(self) -> int:
+        return sum(c.passed for c in self.checks)
+
+    @property
+    def checks_failed(self) -> list[CheckOutcome]:
+        return [c for c in self.checks if not c.passed]
+
+
+@contextmanager
+def _home_env(home: Path) -> Iterator[None]:
+    old = os.environ.get("FLEETLEDGER_HOME")
+    os.environ["FLEETLEDGER_HOME"] = str(home)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("FLEETLEDGER_HOME", None)
+        else:
+            os.environ["FLEETLEDGER_HOME"] = old
+
+
+@contextmanager
+def _maybe_redirect(target: IO[str], redirect: bool) -> Iterator[None]:
+    if not redirect:
+        yield
+        return
+    with redirect_stdout(target), redirect_stderr(target):
+        yield
+
+
+def _validate_range(start: date, end: date) -> None:
+    from orchestration.partitions import DAILY, PARTITIONS_START
+
+    if end < start:
+        raise PipelineError(f"end date {end} is before start date {start}")
+    if start < date.fromisoformat(PARTITIONS_START):
+        raise PipelineError(f"start date {start} is before the first partition {PARTITIONS_START}")
+    last = DAILY.get_last_partition_key()
+    if last is not None and end > date.fromisoformat(last):
+        raise PipelineError(f"end date {end} is in the future (the latest partition is {last})")
+
+
+def _metadata_value(value: Any) -> Any:
+    inner = getattr(value, "value", value)
+    return inner if isinstance(inner, int | float | str | bool) or inner is None else str(inner)
+
+
+def _innermost(error: Any) -> Any:
+    while getattr(error, "cause", None) is not None:
+        error = error.cause
+    return error
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _error_text(error: Any) -> str:
+    """The innermost cause of a step failure, as `Class: message` (ConfigError and messages
+    that already name their class as they are), without colour codes or blank lines."""
+    inner = _innermost(error)
+    cls = getattr(inner, "cls_name", None) or ""
+    message = _ANSI.sub("", getattr(inner, "message", None) or str(inner)).strip()
+    if cls:
+        # "IngestError: ingest.errors.IngestError: ..." → "IngestError: ..."
+        prefix = re.compile(rf"^(?:[A-Za-z_][\w.]*\.)?{re.escape(cls)}: ")
+        while prefix.match(message):
+            message = prefix.sub("", message, count=1)
+    lines = [line.rstrip() for line in message.splitlines() if line.strip()]
+    message = "\n      ".join(lines)
+    if not cls or cls in ("ConfigError", "DagsterExecutionStepExecutionError"):
+        return message
+    return f"{cls}: {message}"
+
+
+def _asset_label(key: Any) -> str:
+    return key.to_user_string() if hasattr(key, "to_user_string") else str(key)
+
+
+def run_pipeline(
+    home: Path,
+    start: date,
+    end: date,
+    sources: list[str] | None = None,
+    *,
+    progress: ProgressFn | None = None,
+    log_level: str = "INFO",
+    echo: bool = False,
+) -> PipelineResult:
+    """Ingest `sources` (default: every configured source) for `start`..`end` (inclusive), build
+    and test the warehouse over the range, and publish it; one Dagster run.
+
+    What the run prints (Dagster's log at `log_level`, dbt's log) goes to
+    `$FLEETLEDGER_HOME/logs/run-*.log`, or to stdout/stderr with `echo`; `progress` gets a line
+    per step and asset.
+
+    Raises `ConfigError` for an invalid config and `PipelineError` naming the failing asset or
+    check and the reason when anything fails.
+    """
+    home = home.resolve()
+    say = progress or (lambda _msg: None)
+    t0 = time.monotonic()
+    # the cheap checks first: a bad config or source name fails before Dagster is imported
+    cfg = load_config(config_path(home))  # raises ConfigError naming the key
+    if sources is not None:
+        configured_names = [s.name for s in cfg.sources]
+        unknown = [s for s in sources if s not in configured_names]
+        if unknown:
+            raise ConfigError(
+                f"sources: no source named {', '.join(map(repr, unknown))} in "
+                f"{config_path(home)} (configured: {', '.join(configured_names) or 'none'})"
+            )
+
+    from dagster import DagsterEventType, DagsterInstance
+    from dagster._core.storage.tags import (
+        ASSET_PARTITION_RANGE_END_TAG,
+        ASSET_PARTITION_RANGE_START_TAG,
+    )
+
+    from orchestration.build import build_definitions
+    from orchestration.config_assets import CONFIG_TABLES_KEY
+    from orchestration.ingest_assets import raw_asset_key
+    from orchestration.publish import WAREHOUSE_SNAPSHOT_KEY
+    from orchestration.schedules import DAILY_JOB_NAME
+
+    _validate_range(start, end)
+
+    with _home_env(home):
+        say("loading definitions")
+        defs = build_definitions(home)
+        job = defs.resolve_job_def(DAILY_JOB_NAME)
+        all_keys = set(defs.resolve_all_asset_keys())
+        source_keys = {raw_asset_key(s.name) for s in cfg.sources}
+        wanted = source_keys if sources is None else {raw_asset_key(s) for s in sources}
+        selection = sorted(
+            (k for k in all_keys if k not in source_keys or k in wanted),
+            key=lambda k: k.to_user_string(),
+        )
+
+        run_id = str(uuid.uuid4())
+        instance = (
+            DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
+        )
+        n_selected = len(selection)
+        done: list[str] = []
+
+        def listen(entry: Any) -> None:
+            ev = entry.dagster_event
+            if ev is None:
+                return
+            if ev.event_type == DagsterEventType.STEP_START:
+                say(f"running {ev.step_key}")
+            elif ev.event_type == DagsterEventType.ASSET_MATERIALIZATION:
+                label = _asset_label(ev.asset_key)
+                if label not in done:
+                    done.append(label)
+                    say(f"materialised {label} ({len(done)}/{n_selected})")
+            elif ev.event_type == DagsterEventType.STEP_FAILURE:
+                say(f"failed {ev.step_key}")
+
+        instance.add_event_listener(run_id, listen)
+        tags = {
+            ASSET_PARTITION_RANGE_START_TAG: start.isoformat(),
+            ASSET_PARTITION_RANGE_END_TAG: end.isoformat(),
+            "fleetledger/trigger": "cli",
+        }
+        say(f"running {n_selected} assets over {start}..{end}")
+        log_path = home / "logs" / f"run-{start}-{end}-{run_id[:8]}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with log_path.open("w") as log_file, _maybe_redirect(log_file, not echo):
+            result = job.execute_in_process(
+                run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+                instance=instance,
+                asset_selection=selection,
+                tags=tags,
+                run_id=run_id,
+                raise_on_error=False,
+            )
+
+    out = PipelineResult(
+        home=home,
+        start=start,
+        end=end,
+        run_id=run_id,
+        duration_s=time.monotonic() - t0,
+        log_path=None if echo else log_path,
+    )
+    failures: list[str] = []
+    step_assets: dict[str, list[str]] = {}
+    for asset_def in defs.assets or []:
+        keys = getattr(asset_def, "keys", None)
+        op = getattr(asset_def, "op", None)
+        if keys and op is not None:
+            step_assets[op.name] = [_asset_label(k) for k in keys]
+
+    for event in result.all_events:
+        if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
+            mat = event.step_materialization_data.materialization
+            label = _asset_label(mat.asset_key)
+            if label not in out.materialized:  # one event per partition
+                out.materialized.append(label)
+            if mat.asset_key.path[0] == "raw" and mat.asset_key != CONFIG_TABLES_KEY:
+                out.ingest[mat.asset_key.path[-1]] = {
+                    k: _metadata_value(v) for k, v in mat.metadata.items()
+                }
+            if mat.asset_key == WAREHOUSE_SNAPSHOT_KEY:
+                out.published = home / "warehouse.duckdb"
+        elif event.event_type == DagsterEventType.ASSET_CHECK_EVALUATION:
+            ev = event.asset_check_evaluation_data
+            outcome = CheckOutcome(
+                asset=_asset_label(ev.asset_key),
+                check=ev.check_name,
+                passed=ev.passed,
+                severity=ev.severity.value,
+                blocking=bool(ev.blocking),
+                description=ev.description,
+            )
+            out.checks.append(outcome)
+            if not ev.passed and ev.blocking:
+                failures.append(f"blocking {outcome} failed")
+        elif event.event_type == DagsterEventType.STEP_FAILURE:
+            step = event.step_key or "?"
+            assets = step_assets.get(step)
+            what = assets[0] if assets and len(assets) == 1 else f"step {step}"
+            if assets and len(assets) > 1:
+                what = f"step {step} ({len(assets)} dbt assets)"
+            failures.append(f"asset {what} failed: {_error_text(event.step_failure_data.error)}")
+
+    # a config error inside an asset is the user's error: raise it as such
+    for event in result.all_events:
+        if event.event_type == DagsterEventType.STEP_FAILURE:
+            inner = _innermost(event.step_failure_data.error)
+            if getattr(inner, "cls_name", None) == "ConfigError":
+                raise ConfigError(str(getattr(inner, "message", "")).strip())
+
+    if failures or not result.success:
+        if not failures:
+            failures.append("the run failed (see the Dagster event log)")
+        skipped = sorted(
+            _asset_label(k) for k in selection if _asset_label(k) not in set(out.materialized)
+        )
+        message = "pipeline run failed for {}..{}:\n  - {}".format(
+            start, end, "\n  - ".join(failures)
+        )
+        if skipped:
+            message += f"\n  ({len(skipped)} of {len(selection)} assets not materialised)"
+        if out.log_path:
+            message += f"\n  log: {out.log_path}"
+        raise PipelineError(message, failures)
+
+    return out

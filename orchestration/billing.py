@@ -1,0 +1,15 @@
+"""Billing feeds (CUR, GCP billing export, FOCUS, Azure, OCI, list prices, rate cards)."""
+
+from __future__ import annotations
+
+from dagster import AssetsDefinition
+
+from fleetledger.config import BILLING_KINDS, Config
+from orchestration.ingest_assets import build_ingest_assets
+
+GROUP = "billing"
+KINDS = BILLING_KINDS | {"gcp_catalog", "rate_card"}
+
+
+def billing_assets(cfg: Config | None) -> list[AssetsDefinition]:
+    return build_ingest_assets(cfg, KINDS, GROUP)

@@ -1,0 +1,69 @@
+"""Build the fleetledger `Definitions` for a FLEETLEDGER_HOME.
+
+The config (`$FLEETLEDGER_HOME/fleetledger.yml`) decides which source assets exist. Without a
+config file the Definitions still load, with the dbt and publish assets only; an invalid config
+raises `ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from dagster import AssetKey, AssetsDefinition, Definitions
+
+from fleetledger.config import Config, config_path, fleetledger_home, load_config
+from orchestration.billing import billing_assets
+from orchestration.config_assets import config_assets
+from orchestration.dbt import build_dbt_assets, dbt_resource
+from orchestration.publish import publish_assets
+from orchestration.resources import FleetResource
+from orchestration.scheduler import scheduler_assets
+from orchestration.schedules import daily_job, daily_schedule
+from orchestration.telemetry import telemetry_assets
+
+log = logging.getLogger(__name__)
+
+
+def load_optional_config(home: Path) -> Config | None:
+    path = config_path(home)
+    if not path.exists():
+        log.warning("%s does not exist: loading the dbt and publish assets only", path)
+        return None
+    return load_config(path)
+
+
+def build_definitions(home: Path | None = None) -> Definitions:
+    home = (home or fleetledger_home()).resolve()
+    cfg = load_optional_config(home)
+
+    assets: list[AssetsDefinition] = [
+        *billing_assets(cfg),
+        *telemetry_assets(cfg),
+        *scheduler_assets(cfg),
+    ]
+    configured = config_assets(cfg)
+    assets += configured
+    dbt = build_dbt_assets(cfg, has_config_asset=bool(configured))
+    upstream: list[AssetKey] = []
+    if dbt is not None:
+        assets.append(dbt)
+        # publish waits for the dbt models nothing else in dbt reads (the marts)
+        inner = {dep for key in dbt.keys for dep in dbt.asset_deps.get(key, set())}
+        upstream = sorted((k for k in dbt.keys if k not in inner), key=lambda k: k.path)
+    else:
+        log.warning("dbt_project/dbt_project.yml not found: no dbt assets")
+    assets += publish_assets(upstream)
+
+    resources: dict[str, object] = {"fleet": FleetResource(home=str(home))}
+    dbt_cli = dbt_resource()
+    if dbt_cli is not None:
+        resources["dbt"] = dbt_cli
+
+    job = daily_job()
+    return Definitions(
+        assets=assets,
+        jobs=[job],
+        schedules=[daily_schedule(job)],
+        resources=resources,
+    )

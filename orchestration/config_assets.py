@@ -1,0 +1,42 @@
+"""The config as landing tables (inventory, teams, rate cards, settings) for dbt."""
+
+from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, asset
+
+from fleetledger.config import Config
+from orchestration.partitions import DAILY, SINGLE_RUN
+from orchestration.resources import FleetResource
+
+CONFIG_TABLES_KEY = AssetKey(["raw", "config_tables"])
+
+
+def config_assets(cfg: Config | None) -> list[AssetsDefinition]:
+    if cfg is None:
+        return []
+
+    # Partitioned like everything else so that a run over a range holds one partitions
+    # definition; the tables are rewritten whole from the current config on every run.
+    @asset(
+        key=CONFIG_TABLES_KEY,
+        group_name="config",
+        partitions_def=DAILY,
+        backfill_policy=SINGLE_RUN,
+        kinds={"python", "parquet"},
+        description="fleetledger.yml (inventory, teams, rate cards, settings) landed as "
+        "`raw/config_*` Parquet tables for dbt.",
+    )
+    def config_tables(context: AssetExecutionContext, fleet: FleetResource) -> MaterializeResult:
+        from fleetledger.config_tables import write_config_tables
+
+        cfg = fleet.load_config()
+        write_config_tables(cfg, fleet.home_path)
+        return MaterializeResult(
+            metadata={
+                "sources": len(cfg.sources),
+                "inventory_nodes": len(cfg.inventory),
+                "teams": len(cfg.teams),
+                "rate_cards": len(cfg.rate_cards),
+                "budgets": len(cfg.budgets),
+            }
+        )
+
+    return [config_tables]

@@ -1,0 +1,223 @@
+"""The dbt project as Dagster assets; dbt tests become asset checks.
+
+The staging models read `landing.<table>` dbt sources; the translator replaces each such source
+with the ingest assets (`raw/<source name>`) whose kind lands that table, and the `config_*`
+tables with the config asset, so the graph runs source → staging → marts → publish.
+"""
+
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from dagster import AssetDep, AssetExecutionContext, AssetKey, AssetsDefinition, AssetSpec
+from dagster._utils import run_with_concurrent_update_guard
+from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
+
+from fleetledger.config import Config
+from orchestration.config_assets import CONFIG_TABLES_KEY
+from orchestration.ingest_assets import landing_table, raw_asset_key
+from orchestration.partitions import DAILY, SINGLE_RUN
+from orchestration.resources import FleetResource
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
+LANDING_SOURCE = "landing"
+# files under the dbt project that are outputs, not inputs, of a parse
+_NOT_INPUTS = {"target", "logs", "dbt_packages", ".user.yml"}
+
+
+@contextmanager
+def fleetledger_home_env(home: Path) -> Iterator[None]:
+    """Set FLEETLEDGER_HOME for the duration (dbt's profile reads it), then restore it."""
+    old = os.environ.get("FLEETLEDGER_HOME")
+    os.environ["FLEETLEDGER_HOME"] = str(home)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("FLEETLEDGER_HOME", None)
+        else:
+            os.environ["FLEETLEDGER_HOME"] = old
+
+
+def _newest_input_mtime(project_dir: Path) -> float:
+    newest = 0.0
+    for root, dirs, files in os.walk(project_dir):
+        if Path(root) == project_dir:
+            dirs[:] = [d for d in dirs if d not in _NOT_INPUTS]
+        for name in files:
+            if name in _NOT_INPUTS or name.endswith(".concurrent-update-lock"):
+                continue
+            try:
+                newest = max(newest, os.stat(os.path.join(root, name)).st_mtime)
+            except FileNotFoundError:
+                continue
+    return newest
+
+
+def manifest_is_stale(project: DbtProject) -> bool:
+    path = project.manifest_path
+    return not path.exists() or path.stat().st_mtime < _newest_input_mtime(project.project_dir)
+
+
+def dbt_project_dir() -> Path:
+    """`dbt_project/` of the repo; FLEETLEDGER_DBT_PROJECT_DIR points elsewhere (tests, dev)."""
+    override = os.environ.get("FLEETLEDGER_DBT_PROJECT_DIR")
+    return Path(override).resolve() if override else DBT_PROJECT_DIR
+
+
+def dbt_project(project_dir: Path | None = None) -> DbtProject | None:
+    """The dbt project with a parsed manifest, or None while the project does not exist.
+
+    `dbt parse` runs when `target/manifest.json` is missing or older than any file of the
+    project, so the asset graph always matches the models on disk."""
+    project_dir = project_dir or dbt_project_dir()
+    if not (project_dir / "dbt_project.yml").exists():
+        return None
+    project = _dbt_project(project_dir)
+    if manifest_is_stale(project):
+        home = Path(os.environ.get("FLEETLEDGER_HOME", "./data")).resolve()
+        with fleetledger_home_env(home):
+            _prepare(project)
+    return project
+
+
+def dbt_executable() -> str:
+    """dbt from this interpreter's environment (the venv need not be activated), else PATH."""
+    candidate = Path(sys.executable).parent / "dbt"
+    return str(candidate) if candidate.exists() else "dbt"
+
+
+def _prepare(project: DbtProject) -> None:
+    """`dbt deps` (when the project has packages) and `dbt parse`, guarded against concurrent
+    processes doing the same."""
+    cli = DbtCliResource(project_dir=project, dbt_executable=dbt_executable())
+
+    def deps() -> None:
+        cli.cli(["deps", "--quiet"], target_path=project.target_path).wait()
+
+    def parse() -> None:
+        cli.cli(["parse", "--quiet"], target_path=project.target_path).wait()
+
+    has_packages = any(
+        (project.project_dir / name).exists() for name in ("packages.yml", "dependencies.yml")
+    )
+    if has_packages:
+        run_with_concurrent_update_guard(project.project_dir / "package-lock.yml", deps)
+    project.manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    run_with_concurrent_update_guard(project.manifest_path, parse)
+
+
+@cache
+def _dbt_project(project_dir: Path) -> DbtProject:
+    return DbtProject(project_dir=project_dir, profiles_dir=project_dir)
+
+
+class FleetDbtTranslator(DagsterDbtTranslator):
+    """Groups by dbt layer; `landing.<table>` sources become deps on the assets that land them:
+    `raw/<source name>` for every configured source of the table's kind, the config asset for the
+    `config_*` tables. A landing table nothing fills is dropped from the graph (ingest writes an
+    empty schema file for it)."""
+
+    def __init__(
+        self, upstream_by_table: Mapping[str, Sequence[AssetKey]], config_key: AssetKey | None
+    ) -> None:
+        super().__init__()
+        self._upstream_by_table = {t: list(keys) for t, keys in upstream_by_table.items()}
+        self._config_key = config_key
+
+    def upstream_of(self, table: str) -> list[AssetKey]:
+        if table in self._upstream_by_table:
+            return self._upstream_by_table[table]
+        if table.startswith("config_") and self._config_key is not None:
+            return [self._config_key]
+        return []
+
+    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
+        fqn = dbt_resource_props.get("fqn") or []
+        is_node = dbt_resource_props.get("resource_type") in ("model", "seed", "snapshot")
+        if is_node and len(fqn) > 2:
+            return str(fqn[1])
+        return "warehouse"
+
+    def _landing_keys(self, manifest: Mapping[str, Any]) -> dict[AssetKey, str]:
+        keys: dict[AssetKey, str] = {}
+        for props in manifest.get("sources", {}).values():
+            if props.get("source_name") == LANDING_SOURCE:
+                keys[self.get_asset_key(props)] = str(props["name"])
+        return keys
+
+    def get_asset_spec(
+        self, manifest: Mapping[str, Any], unique_id: str, project: DbtProject | None
+    ) -> AssetSpec:
+        spec = super().get_asset_spec(manifest, unique_id, project)
+        if unique_id.startswith("source."):
+            return spec
+        landing = self._landing_keys(manifest)
+        if not any(dep.asset_key in landing for dep in spec.deps):
+            return spec
+        deps: list[AssetDep] = []
+        seen: set[AssetKey] = set()
+        for dep in spec.deps:
+            table = landing.get(dep.asset_key)
+            replacement = [dep] if table is None else [AssetDep(k) for k in self.upstream_of(table)]
+            for d in replacement:
+                if d.asset_key not in seen:
+                    seen.add(d.asset_key)
+                    deps.append(d)
+        return spec.replace_attributes(deps=deps)
+
+
+def upstream_by_table(cfg: Config | None) -> dict[str, list[AssetKey]]:
+    tables: dict[str, list[AssetKey]] = {}
+    for source in cfg.sources if cfg else []:
+        tables.setdefault(landing_table(source.kind), []).append(raw_asset_key(source.name))
+    return tables
+
+
+def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefinition | None:
+    project = dbt_project()
+    if project is None:
+        return None
+    translator = FleetDbtTranslator(
+        upstream_by_table(cfg), CONFIG_TABLES_KEY if has_config_asset else None
+    )
+
+    @dbt_assets(
+        manifest=project.manifest_path,
+        project=project,
+        dagster_dbt_translator=translator,
+        partitions_def=DAILY,
+        backfill_policy=SINGLE_RUN,
+        name="dbt_warehouse",
+    )
+    def dbt_warehouse(
+        context: AssetExecutionContext, dbt: DbtCliResource, fleet: FleetResource
+    ) -> Iterator[Any]:
+        home = fleet.home_path
+        key_range = context.partition_key_range
+        os.environ["FLEETLEDGER_HOME"] = str(home)  # dbt's profile reads it
+        (home / "build").mkdir(parents=True, exist_ok=True)
+        try:
+            from ingest.landing import write_schema_files
+        except ImportError:
+            context.log.warning("ingest.landing.write_schema_files is not available")
+        else:
+            write_schema_files(home)
+        dbt_vars = {"start_date": key_range.start, "end_date": key_range.end}
+        context.log.info(f"dbt build over {key_range.start}..{key_range.end}")
+        yield from dbt.cli(["build", "--vars", json.dumps(dbt_vars)], context=context).stream()
+
+    return dbt_warehouse
+
+
+def dbt_resource() -> DbtCliResource | None:
+    project = dbt_project()
+    if project is None:
+        return None
+    return DbtCliResource(project_dir=project, dbt_executable=dbt_executable())

@@ -1,0 +1,102 @@
+"""`fleetledger` command line: argument handling, exit status and messages."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fleetledger.cli import build_parser, main
+from fleetledger.config import load_config
+
+
+def fleetledger(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ}
+    if home is not None:
+        env["FLEETLEDGER_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "fleetledger.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
+
+
+def test_parser_knows_every_command() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["run", "--start", "2026-10-02", "--end", "2026-10-04"])
+    assert (str(args.start), str(args.end)) == ("2026-10-02", "2026-10-04")
+    args = parser.parse_args(["run", "--date", "2026-10-02", "--source", "a", "--source", "b"])
+    assert args.source == ["a", "b"]
+    args = parser.parse_args(["generate", "--out", "x", "--days", "3", "--seed", "1"])
+    assert (args.days, args.seed, args.scrape_interval) == (3, 1, 60)
+    assert parser.parse_args(["demo"]).days == 30
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "--date", "yesterday"])
+    with pytest.raises(SystemExit):
+        parser.parse_args(["generate", "--out", "x", "--days", "0"])
+
+
+def test_run_rejects_date_with_range(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--date", "2026-10-02", "--start", "2026-10-01", "--end", "2026-10-02"])
+    assert "either --date" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["alerts", "bench"])
+def test_unimplemented_commands_say_so(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([command]) == 2
+    assert "not implemented yet" in capsys.readouterr().err
+
+
+def test_run_without_config(tmp_path: Path) -> None:
+    proc = fleetledger("run", "--date", "2026-10-02", home=tmp_path)
+    assert proc.returncode != 0
+    assert "fleetledger.yml" in proc.stderr and "no config file" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key"),
+    [
+        ("idle_threshold: 0.05", "idle_threshold: 7", "idle_threshold"),
+        ("kind: power", "kind: powr", "sources[{power}].kind"),
+    ],
+)
+def test_run_broken_config_names_the_key(
+    small_fleet: Path, tmp_path: Path, old: str, new: str, key: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    text = (small_fleet / "fleetledger.yml").read_text()
+    assert old in text
+    kinds = [s.kind for s in load_config(small_fleet / "fleetledger.yml").sources]
+    key = key.format(power=kinds.index("power"))
+    (home / "fleetledger.yml").write_text(text.replace(old, new))
+    (home / "sources").symlink_to(small_fleet / "sources")
+    proc = fleetledger("run", "--date", "2026-10-02", home=home)
+    assert proc.returncode != 0
+    assert key in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_run_unknown_source(small_fleet: Path) -> None:
+    proc = fleetledger("run", "--date", "2026-10-02", "--source", "nope", home=small_fleet)
+    assert proc.returncode != 0
+    assert "'nope'" in proc.stderr
+
+
+def test_run_succeeds(pipeline_home: Path, tmp_path: Path) -> None:
+    """Re-ingest one feed for one day on a built home: exit 0, warehouse republished."""
+    home = tmp_path / "home"
+    shutil.copytree(pipeline_home, home, symlinks=True)
+    published = home / "warehouse.duckdb"
+    before = published.stat().st_mtime_ns
+    proc = fleetledger("run", "--date", "2026-10-03", "--source", "onprem-power", home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert "published" in proc.stdout
+    assert "onprem-power" in proc.stdout
+    assert published.stat().st_mtime_ns > before

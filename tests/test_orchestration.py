@@ -1,0 +1,138 @@
+"""The Dagster code location: asset graph, schedule, and one partition materialised through it."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+from dagster import (
+    AssetKey,
+    DagsterInstance,
+    Definitions,
+    build_schedule_context,
+)
+
+from fleetledger.config import config_path, load_config
+from fleetledger.pipeline import PipelineError, run_pipeline
+from orchestration.build import build_definitions
+from orchestration.config_assets import CONFIG_TABLES_KEY
+from orchestration.partitions import DAILY
+from orchestration.publish import WAREHOUSE_SNAPSHOT_KEY
+from orchestration.schedules import DAILY_JOB_NAME
+
+INGEST_GROUPS = {"billing", "telemetry", "scheduler"}
+MARTS = ["fct_gpu_hours", "fct_runs", "fct_run_costs", "fct_idle_gpu_hours", "fct_billing"]
+
+
+def _keys(defs: Definitions) -> set[str]:
+    return {k.to_user_string() for k in defs.resolve_all_asset_keys()}
+
+
+def test_definitions_load_without_a_config(tmp_path: Path) -> None:
+    defs = build_definitions(tmp_path)  # no fleetledger.yml there
+    Definitions.validate_loadable(defs)
+    keys = _keys(defs)
+    assert "warehouse_snapshot" in keys
+    assert "fct_gpu_hours" in keys
+    assert not [k for k in keys if k.startswith("raw/")]
+    assert defs.resolve_schedule_def("fleetledger_daily_schedule")
+
+
+def test_asset_graph_has_one_asset_per_source(small_fleet: Path) -> None:
+    cfg = load_config(config_path(small_fleet))
+    defs = build_definitions(small_fleet)
+    Definitions.validate_loadable(defs)
+    graph = defs.resolve_asset_graph()
+    keys = _keys(defs)
+
+    raw = {k for k in keys if k.startswith("raw/")}
+    assert raw == {f"raw/{s.name}" for s in cfg.sources} | {CONFIG_TABLES_KEY.to_user_string()}
+    for source in cfg.sources:
+        node = graph.get(AssetKey(["raw", source.name]))
+        assert node.group_name in INGEST_GROUPS
+        # some dbt staging model reads what this source lands
+        children = {c.to_user_string() for c in node.child_keys}
+        assert children and not any(c.startswith("raw/") for c in children), source.name
+
+    for mart in MARTS:
+        assert mart in keys
+    snapshot = graph.get(WAREHOUSE_SNAPSHOT_KEY)
+    assert AssetKey("fct_gpu_hours") in snapshot.parent_keys
+    assert graph.get(AssetKey("fct_gpu_hours")).group_name == "marts"
+
+    # every asset: daily partitions, one run for a range
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        if node.is_materializable:
+            assert node.partitions_def == DAILY, key
+            assert node.backfill_policy is not None
+            assert node.backfill_policy.max_partitions_per_run is None, key  # single run
+
+    # dbt tests are asset checks
+    checked = {k.asset_key.to_user_string() for k in graph.asset_check_keys}
+    assert "fct_gpu_hours" in checked
+
+    assert defs.resolve_job_def(DAILY_JOB_NAME)
+
+
+def test_daily_schedule_materialises_yesterday(tmp_path: Path) -> None:
+    defs = build_definitions(tmp_path)
+    schedule = defs.resolve_schedule_def("fleetledger_daily_schedule")
+    tick = datetime(2026, 10, 3, 1, 30, tzinfo=UTC)
+    context = build_schedule_context(
+        scheduled_execution_time=tick, repository_def=defs.get_repository_def()
+    )
+    request = schedule.evaluate_tick(context).run_requests[0]
+    assert request.partition_key == "2026-10-02"
+
+
+def test_one_partition_through_dagster(
+    small_fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(small_fleet, home)
+    monkeypatch.setenv("FLEETLEDGER_HOME", str(home))
+    day = "2026-10-03"
+
+    defs = build_definitions(home)
+    result = defs.resolve_job_def(DAILY_JOB_NAME).execute_in_process(
+        partition_key=day, instance=DagsterInstance.ephemeral(), raise_on_error=False
+    )
+    assert result.success
+    partitions = {
+        e.step_materialization_data.materialization.partition
+        for e in result.get_asset_materialization_events()
+    }
+    assert partitions == {day}
+
+    # only that day's telemetry landed
+    dcgm = home / "raw" / "dcgm_samples"
+    landed = {p.name for p in dcgm.glob("*/date=*")}
+    assert landed == {f"date={day}"}
+
+    con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
+    try:
+        n = con.execute(
+            "select count(*) from fct_gpu_hours "
+            "where hour >= ?::timestamptz and hour < ?::timestamptz + interval 1 day",
+            [f"{day} 00:00:00+00", f"{day} 00:00:00+00"],
+        ).fetchone()
+    finally:
+        con.close()
+    assert n is not None and n[0] > 0
+
+
+def test_pipeline_names_the_failing_asset(small_fleet: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(small_fleet, home)
+    (home / "sources" / "gcp" / "k8s" / "pods-2026-10-03.json").write_text("{not json")
+    day = date(2026, 10, 3)
+    with pytest.raises(PipelineError) as info:
+        run_pipeline(home, day, day, sources=["gke-pods"])
+    message = str(info.value)
+    assert "raw/gke-pods" in message
+    assert "pods-2026-10-03.json" in message
+    assert not (home / "warehouse.duckdb").exists()  # nothing published
