@@ -336,3 +336,14 @@ def test_snapshot_date_from_file_name(tmp_path: Path, samples: Path) -> None:
     assert read_sacct(f, source="s", snapshot_date=date(2015, 7, 2)).rows["x_snapshot_date"][
         0
     ] == date(2015, 7, 2)
+
+
+def test_scontrol_file_is_not_sacct_output(samples: Path) -> None:
+    # the other file in samples/slurm is `scontrol show -o nodes`, not sacct: every line is
+    # rejected (wrong field count), nothing crashes, and the report says so
+    path = samples / "slurm/hb-jobinfo-scontrol-show-nodes.txt"
+    r = read_sacct(path, source="x")
+    assert r.rows.height == 0
+    assert r.quarantine.height == 183  # 182 newlines, no newline at the end
+    assert set(r.quarantine["reason"]) == {"expected 26 fields, found 1"}
+    assert r.warnings == [f"{path}: every row of the file was rejected (183 rows)"]
