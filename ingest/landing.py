@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
@@ -307,18 +308,32 @@ def _cleanup_leftovers(parent: Path, partition: str) -> None:
             shutil.rmtree(p, ignore_errors=True)
 
 
-def _write_partition(target: Path, arrow: pa.Table) -> Path:
+def _write_partition(
+    target: Path, arrow: pa.Table | None, batches: Iterable[pa.Table] = (), table: str = ""
+) -> tuple[Path, int]:
+    """Write one table (or a stream of tables with one schema, as row groups) into a temporary
+    folder beside `target`, then swap it in. Returns the file and the rows written."""
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     _cleanup_leftovers(parent, target.name)
     token = uuid.uuid4().hex[:12]
     tmp = parent / f".tmp-{target.name}-{token}"
     tmp.mkdir()
+    rows = 0
     try:
         # the name does not end in .parquet until it is complete, so a crashed write leaves
         # nothing a `**/*.parquet` glob would read
         partial = tmp / "part-0.parquet.partial"
-        pq.write_table(arrow, partial, compression="zstd")
+        if arrow is not None:
+            pq.write_table(arrow, partial, compression="zstd")
+            rows = arrow.num_rows
+        else:
+            schema = arrow_schema(table)
+            with pq.ParquetWriter(partial, schema, compression="zstd") as writer:
+                for batch in batches:
+                    if batch.num_rows:
+                        writer.write_table(batch)
+                        rows += batch.num_rows
         os.replace(partial, tmp / "part-0.parquet")
         old = parent / f".old-{target.name}-{token}"
         if target.exists():
@@ -328,14 +343,26 @@ def _write_partition(target: Path, arrow: pa.Table) -> Path:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return target / "part-0.parquet"
+    return target / "part-0.parquet", rows
 
 
 def land(home: Path, table: str, source: str, partition: str, df: pl.DataFrame) -> Path:
     """Write `df` as `home/raw/<table>/<source>/<partition>/part-0.parquet`, replacing the
     partition whole. Returns the file written."""
     target = partition_dir(home, table, source, partition)
-    return _write_partition(target, to_arrow(table, df))
+    return _write_partition(target, to_arrow(table, df))[0]
+
+
+def land_frames(
+    home: Path, table: str, source: str, partition: str, frames: Iterable[pl.DataFrame]
+) -> tuple[Path, int]:
+    """Like `land`, for a partition too large to hold at once: each frame (e.g. one source
+    file) is written as it comes, as row groups of one file. If the iterable raises, nothing
+    is landed and the old partition stays. Fixed-schema tables only. Returns (file, rows)."""
+    if table not in FIXED_TABLES:
+        raise IngestError(f"land_frames: {table} has no fixed schema")
+    target = partition_dir(home, table, source, partition)
+    return _write_partition(target, None, (to_arrow(table, df) for df in frames), table=table)
 
 
 def land_quarantine(home: Path, source: str, partition: str, df: pl.DataFrame) -> Path | None:
@@ -350,7 +377,7 @@ def land_quarantine(home: Path, source: str, partition: str, df: pl.DataFrame) -
             os.replace(target, old)
             shutil.rmtree(old, ignore_errors=True)
         return None
-    return _write_partition(target, to_arrow(QUARANTINE_TABLE, df))
+    return _write_partition(target, to_arrow(QUARANTINE_TABLE, df))[0]
 
 
 def write_schema_files(home: Path) -> list[Path]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -26,7 +26,13 @@ import polars as pl
 from fleetledger.config import Config, Source
 from ingest.common import ReadResult
 from ingest.errors import IngestError
-from ingest.landing import empty_frame, land, land_quarantine, write_schema_files
+from ingest.landing import (
+    empty_frame,
+    land,
+    land_frames,
+    land_quarantine,
+    write_schema_files,
+)
 
 KIND_TABLES = {
     "aws_cur": "aws_cur_lines",
@@ -275,15 +281,48 @@ def _ingest_daily(
                 report,
             )
             continue
-        combined = _collect(reader, files, day, table, report)
-        rows = combined.rows
-        other = rows.filter(_day_expr(kind) != day).height if rows.height else 0
-        if other:
-            report.warnings.append(
-                f"{other} rows in the files for {day} belong to another UTC day; "
-                f"landed under {partition}"
-            )
-        _land_partition(home, table, source.name, partition, rows, combined.quarantine, report)
+        _land_day_files(reader, kind, table, source.name, day, files, home, report)
+
+
+def _land_day_files(
+    reader: Callable[[Path, date | None], ReadResult],
+    kind: str,
+    table: str,
+    source: str,
+    day: date,
+    files: list[Path],
+    home: Path,
+    report: IngestReport,
+) -> None:
+    """Land one day's files, one file at a time: each file's rows are written as they come
+    (row groups), so a day of a large fleet never has to fit in memory at once."""
+    partition = f"date={day.isoformat()}"
+    rejected: list[pl.DataFrame] = []
+    elsewhere = 0
+
+    def frames() -> Iterator[pl.DataFrame]:
+        nonlocal elsewhere
+        for f in files:
+            res = reader(f, day)
+            report.files_read.extend(res.files)
+            report.sentinels_dropped += res.sentinels_dropped
+            report.warnings.extend(res.warnings)
+            rejected.append(res.quarantine)
+            if res.rows.height:
+                elsewhere += res.rows.filter(_day_expr(kind) != day).height
+            yield res.rows
+
+    _, n = land_frames(home, table, source, partition, frames())
+    quarantine = pl.concat(rejected) if rejected else empty_frame("quarantine")
+    land_quarantine(home, source, partition, quarantine)
+    report.partitions.append(partition)
+    report.rows_landed += n
+    report.rows_quarantined += quarantine.height
+    if elsewhere:
+        report.warnings.append(
+            f"{elsewhere} rows in the files for {day} belong to another UTC day; "
+            f"landed under {partition}"
+        )
 
 
 def _ingest_whole(

@@ -16,6 +16,7 @@ from ingest.landing import (
     SCHEMAS,
     empty_frame,
     land,
+    land_frames,
     land_quarantine,
     polars_schema,
     write_schema_files,
@@ -126,3 +127,29 @@ def test_quarantine_and_schema_files(tmp_path: Path) -> None:
         " union_by_name=true)"
     ).fetchall()[0]
     assert got == (4, 1.0)
+
+
+def test_land_frames_streams_row_groups(tmp_path: Path) -> None:
+    path, n = land_frames(
+        tmp_path, "power_readings", "p", "date=2026-11-02", iter([power_rows(2), power_rows(3)])
+    )
+    assert n == 5
+    f = pq.ParquetFile(path)
+    assert (f.metadata.num_rows, f.metadata.num_row_groups) == (5, 2)
+    assert f.schema_arrow == SCHEMAS["power_readings"]
+
+    def failing():
+        yield power_rows(1)
+        raise IngestError("bad file", file="x.csv", line=3)
+
+    with pytest.raises(IngestError, match="x.csv, line 3: bad file"):
+        land_frames(tmp_path, "power_readings", "p", "date=2026-11-02", failing())
+    # the old partition is still there, and no temporary folder is left behind
+    assert pq.read_table(path).num_rows == 5
+    assert [p.name for p in (tmp_path / "raw/power_readings/p").iterdir()] == ["date=2026-11-02"]
+    _, n = land_frames(tmp_path, "power_readings", "p", "date=2026-11-03", iter([]))
+    assert n == 0
+    assert (
+        pq.read_table(tmp_path / "raw/power_readings/p/date=2026-11-03/part-0.parquet").num_rows
+        == 0
+    )
