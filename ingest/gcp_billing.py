@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from ingest.common import ReadResult, parse_utc, quarantine_frame, read_bytes
+from ingest.errors import IngestError
 from ingest.landing import polars_schema
 
 TABLE = "gcp_billing_lines"
@@ -133,6 +134,8 @@ def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
     q_lines: list[int] = []
     q_reasons: list[str] = []
     q_raws: list[str] = []
+    parsed_any = False
+    json_errors = 0
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -142,6 +145,7 @@ def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
                 raise _RowError("line is not a JSON object")
             rec = _row(obj)
         except json.JSONDecodeError as err:
+            json_errors += 1
             q_lines.append(lineno)
             q_reasons.append(f"not valid JSON: {err.msg} at column {err.colno}")
             q_raws.append(line)
@@ -153,8 +157,11 @@ def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
             continue
         for c in data_cols:
             cols[c].append(rec[c])
+        parsed_any = True
         lines.append(lineno)
         raws.append(line)
+    if not parsed_any and q_lines and json_errors == len(q_lines):
+        raise IngestError(f"not JSON lines: {q_reasons[0]}", file=file, line=q_lines[0])
     str_schema = {c: (pl.String if c in _TIME_COLUMNS else schema[c]) for c in data_cols}
     df = pl.DataFrame(cols, schema=str_schema).with_columns(
         x_source=pl.lit(source, pl.String),

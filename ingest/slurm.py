@@ -451,6 +451,14 @@ def parse_sacct(
         schema=schema,
     )
     quarantine = quarantine_frame(source, file, q_lines, q_reasons, q_raws)
+    if not out and not steps and q_reasons and all(r.startswith("expected ") for r in q_reasons):
+        # not one line has the declared layout: the file is not this sacct format at all
+        raise IngestError(
+            f"{q_reasons[0]} (delimiter {delim!r}, {len(columns)} columns); "
+            "check the source's delimiter/columns options",
+            file=file,
+            line=q_lines[0],
+        )
     warnings = []
     if out == [] and q_lines:
         warnings.append(f"{file}: every row of the file was rejected ({len(q_lines)} rows)")

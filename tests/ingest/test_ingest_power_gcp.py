@@ -159,3 +159,10 @@ def test_gcp_billing_jsonl(tmp_path: Path) -> None:
     assert reasons[0][1].startswith("not valid JSON")
     assert reasons[1][1] == "invoice.month is not YYYYMM: '2026-11'"
     assert reasons[2][1] == "unparseable time in usage_start_time: 'yesterday'"
+
+
+def test_gcp_billing_not_jsonl(tmp_path: Path) -> None:
+    f = tmp_path / "export.csv"
+    f.write_text("billing_account_id,service.id\n01A2,6F81\n")
+    with pytest.raises(IngestError, match=r"export\.csv, line 1: not JSON lines: not valid JSON"):
+        read_gcp_billing_jsonl(f, source="gcp")

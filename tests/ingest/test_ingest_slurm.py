@@ -7,6 +7,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from ingest.errors import IngestError
 from ingest.landing import polars_schema
 from ingest.slurm import (
     _expand_ranges,
@@ -339,11 +340,18 @@ def test_snapshot_date_from_file_name(tmp_path: Path, samples: Path) -> None:
 
 
 def test_scontrol_file_is_not_sacct_output(samples: Path) -> None:
-    # the other file in samples/slurm is `scontrol show -o nodes`, not sacct: every line is
-    # rejected (wrong field count), nothing crashes, and the report says so
+    # the other file in samples/slurm is `scontrol show -o nodes`, not sacct: no line has the
+    # declared layout, so the file fails with its name, the line and the problem
     path = samples / "slurm/hb-jobinfo-scontrol-show-nodes.txt"
-    r = read_sacct(path, source="x")
-    assert r.rows.height == 0
-    assert r.quarantine.height == 183  # 182 newlines, no newline at the end
-    assert set(r.quarantine["reason"]) == {"expected 26 fields, found 1"}
-    assert r.warnings == [f"{path}: every row of the file was rejected (183 rows)"]
+    with pytest.raises(IngestError) as err:
+        read_sacct(path, source="x")
+    assert str(err.value) == (
+        f"{path}, line 1: expected 26 fields, found 1 (delimiter '|', 26 columns); "
+        "check the source's delimiter/columns options"
+    )
+    # a file whose rows all break row rules (not the layout) is quarantined instead
+    r = read_sacct(samples / "slurm/xdmod-unknown-job-state.log", source="x")
+    assert r.warnings == [
+        f"{samples / 'slurm/xdmod-unknown-job-state.log'}: every row of the file was rejected "
+        "(2 rows)"
+    ]
