@@ -17,17 +17,13 @@ Options (`Source.options`):
 
 from __future__ import annotations
 
-import queue
-import threading
-import zlib
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from ingest.common import ReadResult, file_mtime, quarantine_from, read_bytes, to_utc_datetime
+from ingest.common import ReadResult, file_mtime, quarantine_from, to_utc_datetime
 from ingest.errors import IngestError
 from ingest.landing import empty_quarantine, polars_schema
 
@@ -142,11 +138,20 @@ def _series_table(keys: pl.Series, node_label: str | None) -> pl.DataFrame:
     return s.with_columns(reject=reason).drop("ok", "gpu_raw").sort("sid")
 
 
-def _lines(data: bytes, line_offset: int = 0) -> pl.DataFrame:
+def _read_csv(data: bytes, file: str, **kw: Any) -> pl.DataFrame:
+    try:
+        return pl.read_csv(data, has_header=False, **kw)
+    except (OSError, pl.exceptions.PolarsError) as err:
+        if data[:2] == b"\x1f\x8b":
+            raise IngestError(f"corrupt or truncated gzip data: {err}", file=file or None) from None
+        raise
+
+
+def _lines(data: bytes) -> pl.DataFrame:
     """Every line of the text, 1-based line numbers; blank lines are null."""
-    return pl.read_csv(
+    return _read_csv(
         data,
-        has_header=False,
+        "",
         separator="\x1f",
         quote_char=None,
         schema={"line": pl.String},
@@ -155,7 +160,7 @@ def _lines(data: bytes, line_offset: int = 0) -> pl.DataFrame:
         encoding="utf8-lossy",
         raise_if_empty=False,
         row_index_name="x_line_number",
-        row_index_offset=1 + line_offset,
+        row_index_offset=1,
     )
 
 
@@ -173,14 +178,9 @@ def parse_text(
     default_time: datetime,
     node_label: str | None = None,
     fmt: str = "prometheus_text",
-    line_offset: int = 0,
-    raise_if_unparseable: bool = True,
 ) -> ReadResult:
-    """Parse exposition text already in memory (see `read_dcgm_text` for a file).
-
-    `line_offset`: lines of the file before `data` (when a file is parsed in chunks).
-    `raise_if_unparseable`: raise IngestError when lines are present but none parses (else
-    they are only quarantined)."""
+    """Parse exposition text already in memory, plain or gzip-compressed (see
+    `read_dcgm_text` for a file)."""
     if fmt not in FORMATS:
         raise IngestError(f"dcgm format {fmt!r} is not supported yet", file=file)
     schema = polars_schema(TABLE)
@@ -189,9 +189,9 @@ def parse_text(
 
     # 1. split at the first `}`: `name{labels` | ` value [ts]`. The left part is read as a
     #    categorical, so each distinct series string is hashed once, inside the CSV reader.
-    df = pl.read_csv(
+    df = _read_csv(
         data,
-        has_header=False,
+        file,
         separator="}",
         quote_char=None,
         schema={"s": pl.Categorical, "r": pl.String},
@@ -200,7 +200,7 @@ def parse_text(
         encoding="utf8-lossy",
         raise_if_empty=False,
         row_index_name="x_line_number",
-        row_index_offset=1 + line_offset,
+        row_index_offset=1,
     ).filter(pl.col("s").is_not_null())
     keys = (
         df.select(code=pl.col("s").to_physical(), key=pl.col("s"))
@@ -242,7 +242,7 @@ def parse_text(
     good_slow: pl.DataFrame | None = None
     if slow.height:
         # 4. the full regex on the original lines of the rows that missed the fast path
-        lines = _lines(data, line_offset)
+        lines = _lines(data)
         sl = slow.join(lines, on="x_line_number", how="left")
         # indented comments and whitespace-only lines are not samples
         sl = sl.filter(~pl.col("line").str.contains(r"^\s*(#.*)?$"))
@@ -268,7 +268,7 @@ def parse_text(
             ts_raw="ts_raw",
         )
         bad = sl.filter(~sl_ok)
-        if raise_if_unparseable and good.height == 0 and good_slow.height == 0 and bad.height:
+        if good.height == 0 and good_slow.height == 0 and bad.height:
             first = bad.row(0, named=True)
             snippet = (first["line"] or "")[:120]
             raise IngestError(
@@ -309,7 +309,7 @@ def parse_text(
         )
     if good.select(pl.col("reject").is_not_null().any()).item():
         if lines is None:
-            lines = _lines(data, line_offset)
+            lines = _lines(data)
         bad_series = (
             good.filter(pl.col("reject").is_not_null())
             .join(lines, on="x_line_number", how="left")
@@ -349,92 +349,6 @@ def parse_text(
     return ReadResult(rows, quarantine, sentinels_dropped=int(sentinels), files=[file])
 
 
-_CHUNK_BYTES = 48 << 20
-_READ_BYTES = 1 << 16
-
-
-def _gunzip_chunks(path: Path, chunk_bytes: int | None = None) -> Iterator[bytes]:
-    """Decompress a gzip file (one or more members) in pieces of about `chunk_bytes`, each
-    ending at a line end (one copy of the data: pieces are joined once)."""
-    chunk_bytes = chunk_bytes or _CHUNK_BYTES
-    pieces: list[bytes] = []
-    size = 0
-    d = zlib.decompressobj(31)
-    in_member = False
-    try:
-        with open(path, "rb") as fh:
-            while block := fh.read(_READ_BYTES):
-                while block:
-                    out = d.decompress(block)
-                    in_member = True
-                    if d.eof:
-                        block = d.unused_data
-                        d = zlib.decompressobj(31)
-                        in_member = False
-                    else:
-                        block = b""
-                    if not out:
-                        continue
-                    pieces.append(out)
-                    size += len(out)
-                    if size >= chunk_bytes:
-                        cut = out.rfind(b"\n") + 1
-                        if cut:  # else: no line end in this piece, wait for the next
-                            pieces[-1] = out[:cut]
-                            yield b"".join(pieces)
-                            rest = out[cut:]
-                            pieces, size = ([rest], len(rest)) if rest else ([], 0)
-    except zlib.error as err:
-        raise IngestError(f"corrupt or truncated gzip data: {err}", file=path) from None
-    except OSError as err:
-        raise IngestError(f"cannot read file: {err.strerror or err}", file=path) from None
-    if in_member:
-        raise IngestError("corrupt or truncated gzip data: unexpected end of file", file=path)
-    if size:
-        yield b"".join(pieces)
-
-
-def _in_background(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Run a chunk producer in a thread (zlib releases the GIL), so decompressing the next
-    chunk overlaps with parsing this one."""
-    q: queue.Queue[object] = queue.Queue(maxsize=1)
-    stop = threading.Event()
-    done = object()
-
-    def produce() -> None:
-        try:
-            for c in chunks:
-                while not stop.is_set():
-                    try:
-                        q.put(c, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            q.put(done)
-        except BaseException as err:  # handed to the consumer
-            q.put(err)
-
-    t = threading.Thread(target=produce, name="dcgm-gunzip", daemon=True)
-    t.start()
-    try:
-        while True:
-            item = q.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item  # type: ignore[misc]
-    finally:
-        stop.set()
-        while t.is_alive():
-            try:
-                q.get(timeout=0.1)
-            except queue.Empty:
-                pass
-
-
 def read_dcgm_text(
     path: str | Path,
     *,
@@ -445,42 +359,20 @@ def read_dcgm_text(
 
     Returns the samples (blank sentinels dropped and counted in `sentinels_dropped`) and a
     quarantine frame of lines that are not valid samples or lack GPU/host labels. Raises
-    `IngestError` when the file cannot be read or no line of it parses. A gzip file is
-    decompressed in a background thread and parsed chunk by chunk.
+    `IngestError` when the file cannot be read or no line of it parses. Gzip files are handed
+    to polars compressed (its decompressor is faster than Python's zlib).
     """
     path = Path(path)
     options = options or {}
-    kw: dict[str, Any] = {
-        "source": source,
-        "file": str(path),
-        "default_time": _default_time(path, options),
-        "node_label": options.get("node_label"),
-        "fmt": options.get("format", "prometheus_text"),
-    }
     try:
-        with open(path, "rb") as fh:
-            gz = fh.read(2) == b"\x1f\x8b"
+        data = path.read_bytes()
     except OSError as err:
         raise IngestError(f"cannot read file: {err.strerror or err}", file=path) from None
-    if not gz:
-        return parse_text(read_bytes(path), **kw)
-    results: list[ReadResult] = []
-    offset = 0
-    for chunk in _in_background(_gunzip_chunks(path)):
-        results.append(parse_text(chunk, line_offset=offset, raise_if_unparseable=False, **kw))
-        offset += chunk.count(b"\n")
-    if len(results) == 1:
-        result = results[0]
-    else:
-        result = ReadResult.concat(TABLE, results)
-        result.files = [str(path)]
-    if result.rows.height == 0:
-        bad = result.quarantine.filter(pl.col("reason") == "unparseable sample line")
-        if bad.height:
-            first = bad.row(0, named=True)
-            raise IngestError(
-                f"not Prometheus text exposition: cannot parse {(first['raw'] or '')[:120]!r}",
-                file=path,
-                line=first["x_line_number"],
-            )
-    return result
+    return parse_text(
+        data,
+        source=source,
+        file=str(path),
+        default_time=_default_time(path, options),
+        node_label=options.get("node_label"),
+        fmt=options.get("format", "prometheus_text"),
+    )
