@@ -48,6 +48,10 @@ DATE_PLACEHOLDER = "{date}"
 
 @dataclass
 class IngestReport:
+    """What one `ingest_source` call did: partitions written (`date=…` / `period=…`), rows
+    landed and quarantined, DCGM blank values dropped, files read, and warnings (empty
+    partitions, rows outside the requested days, ...)."""
+
     source: str
     kind: str
     table: str
