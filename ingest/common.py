@@ -139,10 +139,3 @@ def to_utc_datetime(value: Any, what: str) -> datetime:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.astimezone(UTC)
-
-
-def lineage(source: str, file: str) -> list[pl.Expr]:
-    return [
-        pl.lit(source, pl.String).alias("x_source"),
-        pl.lit(file, pl.String).alias("x_source_file"),
-    ]
