@@ -157,6 +157,7 @@ def generate(
     aws_nodes: int = 4,
     gcp_nodes: int = 2,
     onprem_nodes: int = 4,
+    hpc_job_labels: bool = True,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
     """Write a synthetic fleet into `out`; return the ground truth (also in ground_truth.json)."""
@@ -171,6 +172,7 @@ def generate(
         gcp_nodes=gcp_nodes,
         onprem_nodes=onprem_nodes,
     )
+    fleet.hpc_job_labels = hpc_job_labels
     truth = Truth(fleet, IDLE_THRESHOLD, 2 * scrape_interval_s)
     onprem_series: dict[str, list] = {}
     scrape_lines = 0
@@ -217,6 +219,7 @@ def generate(
         "scrape_interval_seconds": scrape_interval_s,
         "stale_after_seconds": 2 * scrape_interval_s,
         "idle_threshold": IDLE_THRESHOLD,
+        "hpc_job_labels": hpc_job_labels,
         "dcgm_lines": scrape_lines,
         "bill_totals": {
             "aws": aws_bill,

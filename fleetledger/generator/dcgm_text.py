@@ -60,7 +60,7 @@ def scrape_frame(fleet: Fleet, node: Node, series: list[GpuSeries], a: int, b: i
         extra = {-1: ""}
         for h in np.unique(holder[holder >= 0]):
             r = runs[int(h)]
-            if node.provider == "aws":
+            if node.provider == "aws" and fleet.hpc_job_labels:
                 extra[int(h)] = f',hpc_job="{r.job_id_raw}"'
             elif node.provider == "gcp":
                 extra[int(h)] = (

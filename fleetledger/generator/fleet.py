@@ -151,6 +151,7 @@ class Fleet:
     outages: list[Outage]
     gaps: list[ScrapeGap]
     stragglers: list[Straggler]
+    hpc_job_labels: bool = True  # does the AWS site's DCGM exporter add `hpc_job` labels?
 
     @property
     def t0(self) -> int:

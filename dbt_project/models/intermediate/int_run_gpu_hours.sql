@@ -46,7 +46,11 @@ piece_overlaps as (
         holding_hours.gpu_uuid,
         holding_hours.hour_epoch,
         pieces.is_fatal_xid,
-        pieces.is_busy,
+        -- exact mappings use the GPU's own utilisation, estimated ones the node's mean
+        case
+            when holding_hours.mapping = 'estimated' then pieces.is_node_busy
+            else pieces.is_busy
+        end as is_busy,
         pieces.power_w,
         least(pieces.piece_end, holding_hours.he) - greatest(pieces.piece_start, holding_hours.hs)
             as seconds

@@ -25,6 +25,18 @@ settings as (
 
 ),
 
+node_means as (
+
+    -- the node's mean utilisation at each scrape: the signal of runs mapped `estimated`
+    select
+        host,
+        t,
+        avg(utilization) as node_mean_utilization
+    from {{ ref('int_gpu_samples') }}
+    group by host, t
+
+),
+
 spread as (
 
     select
@@ -51,8 +63,13 @@ final as (
         spread.fb_used_mib,
         spread.is_fatal_xid,
         not spread.is_fatal_xid
-            and spread.utilization >= coalesce(settings.idle_threshold, 0.05) as is_busy
+            and spread.utilization >= coalesce(settings.idle_threshold, 0.05) as is_busy,
+        not spread.is_fatal_xid
+            and coalesce(node_means.node_mean_utilization, spread.utilization)
+            >= coalesce(settings.idle_threshold, 0.05) as is_node_busy
     from spread
+    left join node_means
+        on node_means.host = spread.host and node_means.t = spread.valid_from
     left join gpus
         on gpus.gpu_uuid = spread.gpu_uuid
     left join settings
