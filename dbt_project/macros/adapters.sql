@@ -49,3 +49,9 @@
 {% macro duckdb__make_list(value) -%}list_value({{ value }}){%- endmacro %}
 {% macro spark__make_list(value) -%}array({{ value }}){%- endmacro %}
 {% macro default__make_list(value) -%}array[{{ value }}]{%- endmacro %}
+
+{#- first capture group of a regex, or null -#}
+{% macro regex_extract(value, pattern) -%}{{ return(adapter.dispatch('regex_extract')(value, pattern)) }}{%- endmacro %}
+{% macro duckdb__regex_extract(value, pattern) -%}nullif(regexp_extract({{ value }}, {{ pattern }}, 1), ''){%- endmacro %}
+{% macro spark__regex_extract(value, pattern) -%}nullif(regexp_extract({{ value }}, {{ pattern }}, 1), ''){%- endmacro %}
+{% macro default__regex_extract(value, pattern) -%}substring({{ value }} from {{ pattern }}){%- endmacro %}

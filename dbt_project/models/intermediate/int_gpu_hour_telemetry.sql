@@ -1,4 +1,5 @@
--- What the samples say about each GPU-hour: covered and fatal seconds, energy, utilisation.
+-- What the samples say about each GPU unit-hour: covered and fatal seconds, energy (device
+-- level: MIG instances report no power), utilisation.
 with
 
 pieces as (
@@ -11,6 +12,7 @@ final as (
 
     select
         gpu_uuid,
+        mig_instance,
         hour_epoch,
         sum(seconds) as covered_seconds,
         sum(case when is_fatal_xid then seconds else 0 end) as fatal_seconds,
@@ -19,7 +21,7 @@ final as (
             / nullif(sum(case when not is_fatal_xid then seconds end), 0) as mean_utilization,
         max(fb_used_mib) as max_memory_used_mib
     from pieces
-    group by gpu_uuid, hour_epoch
+    group by gpu_uuid, mig_instance, hour_epoch
 
 )
 

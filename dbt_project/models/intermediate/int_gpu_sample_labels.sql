@@ -12,6 +12,7 @@ final as (
 
     select distinct
         gpu_uuid,
+        coalesce(mig_instance, '') as mig_instance,
         host,
         {{ to_epoch('sampled_at') }} as t,
         hpc_job,

@@ -1,5 +1,6 @@
--- One row per physical GPU and sample time: the long DCGM table pivoted to the values the
--- allocation needs. `hpc_job` duplicates of a sample collapse here (their labels are kept in
+-- One row per GPU unit and sample time: the long DCGM table pivoted to the values the
+-- allocation needs. A unit is a whole physical GPU (`mig_instance` = '') or one MIG instance.
+-- `hpc_job` duplicates of a sample collapse here (their labels are kept in
 -- int_gpu_sample_labels). Utilisation: PROF_GR_ENGINE_ACTIVE (0-1) when exported, else
 -- GPU_UTIL / 100.
 with
@@ -7,7 +8,6 @@ with
 samples as (
 
     select * from {{ ref('stg_dcgm__samples') }}
-    where mig_instance is null
 
 ),
 
@@ -15,6 +15,8 @@ per_sample as (
 
     select
         gpu_uuid,
+        coalesce(mig_instance, '') as mig_instance,
+        max(mig_profile) as mig_profile,
         host,
         gpu_index,
         {{ to_epoch('sampled_at') }} as t,
@@ -25,7 +27,7 @@ per_sample as (
         max(case when metric = 'DCGM_FI_DEV_XID_ERRORS' then value end) as xid,
         max(case when metric = 'DCGM_FI_DEV_SM_CLOCK' then value end) as sm_clock_mhz
     from samples
-    group by gpu_uuid, host, gpu_index, {{ to_epoch('sampled_at') }}
+    group by gpu_uuid, coalesce(mig_instance, ''), host, gpu_index, {{ to_epoch('sampled_at') }}
 
 ),
 

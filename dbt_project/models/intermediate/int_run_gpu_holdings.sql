@@ -3,7 +3,8 @@
 --   2. Kubernetes `namespace` + `pod` labels (+ node), within the pod's life;
 --   3. otherwise the run holds gpus_per_node / node GPUs of each of its nodes' GPUs: `exact`
 --      when that is the whole node, else `estimated`.
--- A held interval is the run's [started_at, ended_at or the end of the window).
+-- A held interval is the run's [started_at, ended_at or the end of the window). Labels on a MIG
+-- instance's samples map the run to that instance (`mig_instance`); '' is the whole GPU.
 with
 
 runs as (
@@ -47,7 +48,8 @@ slurm_evidence as (
 
     select distinct
         run_windows.run_id,
-        labels.gpu_uuid
+        labels.gpu_uuid,
+        labels.mig_instance
     from run_windows
     inner join labels
         on labels.hpc_job = run_windows.job_id_raw
@@ -61,7 +63,8 @@ k8s_evidence as (
 
     select distinct
         run_windows.run_id,
-        labels.gpu_uuid
+        labels.gpu_uuid,
+        labels.mig_instance
     from run_windows
     inner join labels
         on labels.k8s_namespace = run_windows.k8s_namespace
@@ -86,6 +89,7 @@ labelled as (
     select
         evidence.run_id,
         evidence.gpu_uuid,
+        evidence.mig_instance,
         1.0 as share,
         'exact' as mapping
     from evidence
@@ -97,6 +101,7 @@ by_node as (
     select
         run_windows.run_id,
         gpus.gpu_uuid,
+        '' as mig_instance,
         least(
             1.0,
             (run_windows.gpus * 1.0 / run_windows.node_count) / gpus.gpus_per_node
@@ -127,6 +132,7 @@ final as (
     select
         holdings.run_id,
         holdings.gpu_uuid,
+        holdings.mig_instance,
         holdings.share,
         holdings.mapping,
         greatest(run_windows.t_from, window_bounds.t_start) as held_from,

@@ -3,7 +3,22 @@ with
 
 run_hours as (
 
-    select * from {{ ref('int_run_gpu_hours') }}
+    -- a MIG instance's seconds are worth its fraction of the physical GPU
+    select
+        run_hours.run_id,
+        run_hours.gpu_uuid,
+        run_hours.mig_instance,
+        run_hours.hour_epoch,
+        run_hours.mapping,
+        run_hours.held_seconds * units.unit_fraction as held_seconds,
+        run_hours.busy_seconds * units.unit_fraction as busy_seconds,
+        run_hours.allocated_idle_seconds * units.unit_fraction as allocated_idle_seconds,
+        run_hours.down_seconds * units.unit_fraction as down_seconds,
+        run_hours.unobserved_seconds * units.unit_fraction as unobserved_seconds,
+        run_hours.energy_wh
+    from {{ ref('int_run_gpu_hours') }} as run_hours
+    inner join {{ ref('int_gpu_units') }} as units
+        on units.gpu_uuid = run_hours.gpu_uuid and units.mig_instance = run_hours.mig_instance
 
 ),
 
@@ -24,6 +39,7 @@ final as (
     select
         run_hours.run_id,
         run_hours.gpu_uuid,
+        run_hours.mig_instance,
         run_hours.hour_epoch,
         states.day_epoch,
         states.host,

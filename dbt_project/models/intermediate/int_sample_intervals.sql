@@ -1,11 +1,11 @@
 -- Each sample covers [t, min(next sample's t, t + stale_after)); after a fatal XID the GPU is
 -- down until its next sample, however long that takes. Clipped to the end of the window.
+-- Per GPU unit: a whole GPU, or one MIG instance (int_gpu_units).
 with
 
 samples as (
 
     select * from {{ ref('int_gpu_samples') }}
-    where utilization is not null or is_fatal_xid
 
 ),
 
@@ -25,7 +25,9 @@ ordered as (
 
     select
         samples.*,
-        lead(samples.t) over (partition by samples.gpu_uuid order by samples.t) as next_t
+        lead(samples.t) over (
+            partition by samples.gpu_uuid, samples.mig_instance order by samples.t
+        ) as next_t
     from samples
 
 ),
@@ -34,6 +36,7 @@ final as (
 
     select
         ordered.gpu_uuid,
+        ordered.mig_instance,
         ordered.host,
         ordered.gpu_index,
         ordered.t as valid_from,

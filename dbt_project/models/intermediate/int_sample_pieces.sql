@@ -33,6 +33,7 @@ node_means as (
         t,
         avg(utilization) as node_mean_utilization
     from {{ ref('int_gpu_samples') }}
+    where mig_instance = ''
     group by host, t
 
 ),
@@ -52,6 +53,7 @@ final as (
 
     select
         spread.gpu_uuid,
+        spread.mig_instance,
         spread.host,
         spread.hour_epoch,
         greatest(spread.valid_from, spread.hour_epoch) as piece_start,
@@ -62,8 +64,10 @@ final as (
         spread.power_w,
         spread.fb_used_mib,
         spread.is_fatal_xid,
+        -- a held sample without a utilisation value counts busy, like an unobserved second
         not spread.is_fatal_xid
-            and spread.utilization >= coalesce(settings.idle_threshold, 0.05) as is_busy,
+            and coalesce(spread.utilization >= coalesce(settings.idle_threshold, 0.05), true)
+            as is_busy,
         not spread.is_fatal_xid
             and coalesce(node_means.node_mean_utilization, spread.utilization)
             >= coalesce(settings.idle_threshold, 0.05) as is_node_busy
