@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import warnings
 from collections.abc import Sequence
@@ -201,9 +200,9 @@ def print_headlines(warehouse: Path, console: Console | None = None) -> None:
             "select ServiceProviderName, sum(x_effective_cost_reporting) from fct_billing "
             "group by 1 order by 2 desc",
         )
-        t = Table(title="Spend by provider (effective cost)", title_justify="left")
+        t = Table(title="Spend by provider", title_justify="left")
         t.add_column("provider")
-        t.add_column("spend", justify="right")
+        t.add_column("effective cost", justify="right")
         for provider, total in spend:
             t.add_row(str(provider), _money(total))
         t.add_row("[bold]total[/]", f"[bold]{_money(sum(float(r[1] or 0) for r in spend))}[/]")
@@ -221,13 +220,19 @@ def print_headlines(warehouse: Path, console: Console | None = None) -> None:
         t.add_column("cost", justify="right")
         t.add_column("share", justify="right")
         t.add_row("paid for (all GPUs)", _hours(gpu_hours), _money(gpu_cost), "100.0%")
-        idle_total = 0.0
+        idle_total = idle_cost = 0.0
         for cause, hours, cost in idle:
             idle_total += float(hours or 0)
+            idle_cost += float(cost or 0)
             share = f"{100 * float(hours or 0) / gpu_hours:.1f}%" if gpu_hours else "-"
             t.add_row(f"idle: {cause}", _hours(hours), _money(cost), share)
         share = f"{100 * idle_total / gpu_hours:.1f}%" if gpu_hours else "-"
-        t.add_row("[bold]idle, all causes[/]", f"[bold]{_hours(idle_total)}[/]", "", share)
+        t.add_row(
+            "[bold]idle, all causes[/]",
+            f"[bold]{_hours(idle_total)}[/]",
+            f"[bold]{_money(idle_cost)}[/]",
+            share,
+        )
         console.print(t)
 
         n_runs = _query(con, "select count(*) from fct_runs")[0][0]
@@ -316,8 +321,13 @@ def cmd_app(args: argparse.Namespace) -> int:
             "(run `fleetledger demo` or `fleetledger run` first)"
         )
     env = {**os.environ, "FLEETLEDGER_HOME": str(home)}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_MAIN), *args.streamlit_args]
-    return subprocess.call(cmd, env=env)
+    extra = list(args.streamlit_args)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_MAIN), *extra]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, cmd, env)  # streamlit takes over the process (and Ctrl-C)
 
 
 def cmd_not_implemented(args: argparse.Namespace) -> int:

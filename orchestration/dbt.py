@@ -16,7 +16,13 @@ from typing import Any
 
 from dagster import AssetDep, AssetExecutionContext, AssetKey, AssetsDefinition, AssetSpec
 from dagster._utils import run_with_concurrent_update_guard
-from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_assets
+from dagster_dbt import (
+    DagsterDbtTranslator,
+    DbtCliInvocation,
+    DbtCliResource,
+    DbtProject,
+    dbt_assets,
+)
 
 from fleetledger.config import Config
 from orchestration.config_assets import CONFIG_TABLES_KEY
@@ -211,9 +217,34 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             write_schema_files(home)
         dbt_vars = {"start_date": key_range.start, "end_date": key_range.end}
         context.log.info(f"dbt build over {key_range.start}..{key_range.end}")
-        yield from dbt.cli(["build", "--vars", json.dumps(dbt_vars)], context=context).stream()
+        invocation = dbt.cli(["build", "--vars", json.dumps(dbt_vars)], context=context)
+        yield from _asset_events(context, invocation)
 
     return dbt_warehouse
+
+
+def _asset_events(context: AssetExecutionContext, invocation: DbtCliInvocation) -> Iterator[Any]:
+    """`invocation.stream()`, except that a dbt node missing from the manifest the asset graph was
+    built from (a model added while the run was in progress) is logged and skipped instead of
+    failing the step with a KeyError; the next load of the code location picks it up."""
+    skipped: set[str] = set()
+    for event in invocation.stream_raw_events():
+        try:
+            yield from event.to_default_asset_events(
+                manifest=invocation.manifest,
+                dagster_dbt_translator=invocation.dagster_dbt_translator,
+                context=context,
+                target_path=invocation.target_path,
+                project=invocation.project,
+            )
+        except KeyError as err:
+            node = str(err.args[0]) if err.args else "?"
+            if node not in skipped:
+                skipped.add(node)
+                context.log.warning(
+                    f"dbt ran {node}, which is not in the asset graph of this run "
+                    "(the dbt project changed after it was loaded); reload to see it"
+                )
 
 
 def dbt_resource() -> DbtCliResource | None:
