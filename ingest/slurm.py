@@ -1,8 +1,12 @@
-"""`sacct --parsable2 --allocations --duplicates` output → `slurm_jobs`.
+"""`sacct --parsable2 --allocations --duplicates` output → `slurm_jobs`, from files or from the
+`sacct` command itself (`run_sacct`, one call per day window).
 
-One row per allocation line; steps (`123.batch`, `123.extern`, `123.0`) are dropped (their
-allocation line carries the job). Rows that break a rule (wrong field count, unparseable time,
-unknown state, ...) go to quarantine with the reason; the reader never crashes on a bad row.
+One row per allocation line: a requeued job printed twice by `--duplicates` is two rows (two
+runs), an unstarted array range `123_[5-9%2]` is one row whose `array_task_ids` lists the tasks.
+Steps (`123.batch`, `123.extern`, `123.0`) are folded into the allocation printed before them
+(`step_count`, `max_rss_mib`); a step whose allocation is not in the output is counted in a
+warning. Rows that break a rule (wrong field count, unparseable time, unknown state, ...) go to
+quarantine with the reason; the reader never crashes on a bad row.
 
 Options (`Source.options`):
 - `delimiter`: field delimiter, default `|` (may be multi-byte, e.g. `☃`); a trailing delimiter
@@ -12,12 +16,20 @@ Options (`Source.options`):
 - `timezone`: the zone sacct printed times in (default `UTC`); times are converted to UTC.
 - `cluster`: overrides / fills the cluster column.
 - `snapshot_date`: the day of the export window (default: a `YYYY-MM-DD` in the file name).
+- `command: true` (or location `sacct://`): run `sacct` once per requested UTC day instead of
+  reading files; `sacct` (the executable, default `sacct` on PATH), `args` (replaces the default
+  arguments; `{start}` / `{end}` are substituted, else `--starttime`/`--endtime` are appended),
+  `extra_args` (appended to the defaults), `timeout_s` (default 600). See `sacct_command`.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from datetime import UTC, date, datetime
+import shlex
+import subprocess
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -75,6 +87,9 @@ _ELAPSED = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.\d+)?$")
 _EXIT = re.compile(r"^(-?\d+):(-?\d+)$")
 _ARRAY_TASK = re.compile(r"^(\d+)_(\d+)$")
 _ARRAY_PENDING = re.compile(r"^(\d+)_\[([^\]]*)\]$")
+_HET = re.compile(r"^(\d+)\+(\d+)$")
+_MEM = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)([cn]?)$", re.IGNORECASE)
+_MIB_PER_UNIT = {"K": 1 / 1024, "M": 1.0, "": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
 _PLAIN = re.compile(r"^\d+$")
 _DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _GRES_GPU = re.compile(r"^gpu(?::([^:(]+))?:(\d+)(?:\(.*\))?$")
@@ -91,6 +106,35 @@ def parse_elapsed(text: str) -> int:
         raise ValueError(f"unparseable elapsed {text!r}")
     days, hours, minutes, seconds = m.groups()
     return int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)
+
+
+def parse_memory(text: str) -> tuple[float, str | None]:
+    """A Slurm memory size → (MiB, per): `3000Mc` → (3000.0, 'cpu'), `48000Mn` → (48000.0,
+    'node'), `199G` → (203776.0, None), `80K` → (0.078125, None). No unit means MiB. Raises
+    ValueError."""
+    m = _MEM.match(text.strip())
+    if not m:
+        raise ValueError(f"unparseable memory size {text!r}")
+    number, unit, per = m.groups()
+    mib = float(number) * _MIB_PER_UNIT[unit.upper()]
+    return mib, {"c": "cpu", "n": "node"}.get(per.lower())
+
+
+def mem_from_tres(tres: str) -> float | None:
+    """MiB of the `mem=` entry of a TRES string (`mem=374000M`, `mem=125G`), None without one."""
+    for item in tres.split(","):
+        key, _, value = item.strip().partition("=")
+        if key == "mem":
+            return parse_memory(value)[0]
+    return None
+
+
+def parse_timelimit(text: str) -> int | None:
+    """`Timelimit` → seconds; `UNLIMITED`, `Partition_Limit`, `INVALID` and empty → None."""
+    text = text.strip()
+    if not text or not _ELAPSED.match(text):
+        return None
+    return parse_elapsed(text)
 
 
 def gpus_from_tres(tres: str) -> int | None:
@@ -146,6 +190,8 @@ def _split_top(text: str, sep: str) -> list[str]:
 
 def _expand_ranges(spec: str) -> list[str]:
     out = []
+    # an array range may carry a throttle: `[1-1000%20]` (at most 20 tasks at once)
+    spec = re.sub(r"%\d+$", "", spec.strip())
     for part in spec.split(","):
         part = part.strip()
         if not part:
@@ -191,14 +237,19 @@ def expand_hostlist(nodelist: str) -> list[str]:
     return hosts
 
 
-def _array_ids(job_id: str) -> tuple[str | None, int | None]:
+def _array_ids(job_id: str) -> tuple[str | None, int | None, list[int] | None]:
+    """(array job id, task id of a started task, the task ids the row stands for)."""
     m = _ARRAY_TASK.match(job_id)
     if m:
-        return m.group(1), int(m.group(2))
+        return m.group(1), int(m.group(2)), [int(m.group(2))]
     m = _ARRAY_PENDING.match(job_id)
     if m:
-        return m.group(1), None
-    return None, None
+        try:
+            tasks = [int(i) for i in _expand_ranges(m.group(2))]
+        except ValueError as err:
+            raise _RowError(f"unparseable array range in JobID {job_id!r}: {err}") from None
+        return m.group(1), None, tasks
+    return None, None, None
 
 
 # --------------------------------------------------------------------------- reader
@@ -283,6 +334,19 @@ _OUT_COLUMNS = [
     "nodelist",
     "hosts",
     "job_name",
+    "het_job_id",
+    "het_job_offset",
+    "array_task_ids",
+    "gid",
+    "uid",
+    "req_cpus",
+    "req_mem",
+    "req_mem_mib",
+    "req_mem_per",
+    "alloc_mem_mib",
+    "timelimit_seconds",
+    "step_count",
+    "max_rss_mib",
 ]
 
 
@@ -297,7 +361,8 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
     job_id = (f.get("jobid") or "").strip()
     if not job_id:
         raise _RowError("empty JobID")
-    array_job_id, array_task_id = _array_ids(job_id)
+    array_job_id, array_task_id, array_task_ids = _array_ids(job_id)
+    het = _HET.match(job_id)
     job_id_raw = text("jobidraw")
     if job_id_raw is None and "jobidraw" not in f and _PLAIN.match(job_id):
         job_id_raw = job_id
@@ -348,6 +413,17 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
     except ValueError as err:
         raise _RowError(f"unparseable NodeList {nodelist!r}: {err}") from None
 
+    req_mem = text("reqmem")
+    req_mem_mib = req_mem_per = alloc_mem_mib = None
+    try:
+        if req_mem is not None:
+            req_mem_mib, req_mem_per = parse_memory(req_mem)
+        if alloc_tres is not None:
+            alloc_mem_mib = mem_from_tres(alloc_tres)
+    except ValueError as err:
+        raise _RowError(str(err)) from None
+    timelimit = text("timelimit")
+
     return [
         cluster if cluster is not None else text("cluster"),
         job_id,
@@ -373,10 +449,23 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
         gpus if gpus is not None else 0,
         alloc_tres,
         req_tres,
-        text("timelimit"),
+        timelimit,
         nodelist,
         hosts,
         text("jobname"),
+        het.group(1) if het else None,
+        int(het.group(2)) if het else None,
+        array_task_ids,
+        _int(f.get("gid", ""), "GID"),
+        _int(f.get("uid", ""), "UID"),
+        _int(f.get("reqcpus", ""), "ReqCPUS"),
+        req_mem,
+        req_mem_mib,
+        req_mem_per,
+        alloc_mem_mib,
+        parse_timelimit(timelimit) if timelimit is not None else None,
+        0,
+        None,
     ]
 
 
@@ -405,6 +494,13 @@ def parse_sacct(
     q_raws: list[str] = []
     header_seen = False
     steps = 0
+    orphan_steps = 0
+    # the allocation a step belongs to: the last allocation row with that JobID printed
+    # before it (a requeued job's attempts share the JobID; sacct prints each attempt's steps
+    # after it)
+    latest: dict[str, int] = {}
+    i_steps = _OUT_COLUMNS.index("step_count")
+    i_rss = _OUT_COLUMNS.index("max_rss_mib")
     for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r")
         if not line.strip():
@@ -427,12 +523,28 @@ def parse_sacct(
             q_raws.append(line)
             continue
         rec = dict(zip(columns, fields, strict=True))
-        if "." in rec.get("jobid", ""):
+        job_id = rec.get("jobid", "").strip()
+        if "." in job_id:
             steps += 1
+            owner = latest.get(job_id.split(".", 1)[0])
+            if owner is None:
+                orphan_steps += 1
+                continue
+            row = out[owner]
+            row[i_steps] += 1
+            rss = (rec.get("maxrss") or "").strip()
+            if rss:
+                try:
+                    mib = parse_memory(rss)[0]
+                except ValueError:
+                    mib = None
+                if mib is not None and (row[i_rss] is None or mib > row[i_rss]):
+                    row[i_rss] = mib
             continue
         try:
             out.append(_row(rec, tz, cluster))
             line_numbers.append(lineno)
+            latest[job_id] = len(out) - 1
         except _RowError as err:
             q_lines.append(lineno)
             q_reasons.append(str(err))
@@ -460,6 +572,11 @@ def parse_sacct(
             line=q_lines[0],
         )
     warnings = []
+    if orphan_steps:
+        warnings.append(
+            f"{file}: {orphan_steps} step lines follow no landed allocation line of their job "
+            "(they are not landed)"
+        )
     if out == [] and q_lines:
         warnings.append(f"{file}: every row of the file was rejected ({len(q_lines)} rows)")
     return ReadResult(rows, quarantine, warnings=warnings, files=[file])
@@ -483,4 +600,91 @@ def read_sacct(
         file=str(path),
         options=options,
         snapshot_date=_snapshot_date(path, options, snapshot_date),
+    )
+
+
+# --------------------------------------------------------------------------- sacct command
+
+#: what `sacct_command` runs by default (the window is appended)
+DEFAULT_SACCT_ARGS = (
+    "--parsable2",
+    "--allusers",
+    "--allocations",
+    "--duplicates",
+    "--format",
+    ",".join(DEFAULT_COLUMNS),
+)
+
+
+def sacct_window(day: date) -> tuple[str, str]:
+    """The `--starttime` / `--endtime` values of a UTC day: `D T00:00:00` to `D+1 T00:00:00`."""
+    start = datetime.combine(day, time())
+    return (start.isoformat(timespec="seconds"), (start + timedelta(days=1)).isoformat())
+
+
+def _str_list(value: Any, what: str) -> list[str]:
+    if isinstance(value, str):
+        return shlex.split(value)
+    if isinstance(value, Sequence) and all(isinstance(v, str | int | float) for v in value):
+        return [str(v) for v in value]
+    raise IngestError(f"option {what}: expected a list of strings, got {value!r}")
+
+
+def sacct_command(day: date, options: dict[str, Any] | None = None) -> list[str]:
+    """The command line that exports the allocations of one UTC day window.
+
+    Default: `sacct --parsable2 --allusers --allocations --duplicates --format <the 26 Open
+    XDMoD fields> --starttime D --endtime D+1` (run with TZ=UTC, see `run_sacct`). Option
+    `args` replaces everything after the executable: `{start}` / `{end}` in it are substituted,
+    and when neither appears the window is appended. `extra_args` (e.g. `--clusters=gpu`) go
+    after the default arguments. `sacct` names the executable."""
+    options = options or {}
+    start, end = sacct_window(day)
+    exe = str(options.get("sacct", "sacct"))
+    if options.get("args") is not None:
+        args = _str_list(options["args"], "args")
+        if any("{start}" in a or "{end}" in a for a in args):
+            return [exe, *(a.replace("{start}", start).replace("{end}", end) for a in args)]
+    else:
+        args = [*DEFAULT_SACCT_ARGS, *_str_list(options.get("extra_args", []), "extra_args")]
+    return [exe, *args, "--starttime", start, "--endtime", end]
+
+
+def is_command_source(location: str, options: dict[str, Any]) -> bool:
+    """Whether a slurm source runs `sacct` (option `command: true` or location `sacct://`)."""
+    return bool(options.get("command")) or location.startswith("sacct://")
+
+
+def run_sacct(day: date, *, source: str, options: dict[str, Any] | None = None) -> ReadResult:
+    """Run `sacct` once for the UTC day window of `day` and parse its output (times in UTC:
+    the command runs with TZ=UTC, whatever option `timezone` says). `x_source_file` is the
+    command line. Raises IngestError when sacct cannot run, fails or times out."""
+    options = dict(options or {})
+    cmd = sacct_command(day, options)
+    shown = shlex.join(cmd)
+    timeout = float(options.get("timeout_s", 600))
+    try:
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            env={**os.environ, "TZ": "UTC"},
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise IngestError(f"sacct executable not found: {cmd[0]!r} (option sacct)") from None
+    except subprocess.TimeoutExpired:
+        raise IngestError(f"{shown}: timed out after {timeout:g} s (option timeout_s)") from None
+    except OSError as err:
+        raise IngestError(f"{shown}: cannot run: {err}") from None
+    if proc.returncode != 0:
+        detail = proc.stderr.decode("utf-8", errors="replace").strip()[-500:]
+        raise IngestError(f"{shown}: exited with status {proc.returncode}: {detail}")
+    options["timezone"] = "UTC"
+    return parse_sacct(
+        proc.stdout.decode("utf-8", errors="replace"),
+        source=source,
+        file=shown,
+        options=options,
+        snapshot_date=day,
     )
