@@ -22,6 +22,8 @@ from ingest.landing import polars_schema
 
 TABLE = "k8s_pods"
 GPU_RESOURCE = "nvidia.com/gpu"
+# MIG devices under the mixed strategy: nvidia.com/mig-<slices>g.<memory>gb
+MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(\d+)g\.")
 _DUMP_NAME = re.compile(r"pods-(\d{4}-\d{2}-\d{2})\.json(\.gz)?$")
 
 
@@ -65,6 +67,19 @@ def _pod_gpus(spec: dict[str, Any]) -> int:
             total += _gpu_count(limits[GPU_RESOURCE], c.get("name", "?"))
         elif GPU_RESOURCE in requests:
             total += _gpu_count(requests[GPU_RESOURCE], c.get("name", "?"))
+    return total
+
+
+def _pod_mig_slices(spec: dict[str, Any]) -> int:
+    """Compute slices of the MIG devices a pod asks for: `nvidia.com/mig-3g.40gb: 1` -> 3."""
+    total = 0
+    for c in spec.get("containers") or []:
+        res = c.get("resources") or {}
+        wanted = res.get("limits") or res.get("requests") or {}
+        for name, value in wanted.items():
+            m = MIG_RESOURCE.match(name)
+            if m:
+                total += int(m.group(1)) * _gpu_count(value, c.get("name", "?"))
     return total
 
 
@@ -145,6 +160,7 @@ def parse_pods(
                 "started_at": _ts(status.get("startTime"), "startTime"),
                 "finished_at": finished_at,
                 "gpus": _pod_gpus(spec),
+                "mig_slices": _pod_mig_slices(spec),
                 "labels": json.dumps(meta.get("labels") or {}, sort_keys=True),
                 "exit_code": exit_code,
                 "reason": reason,

@@ -18,7 +18,7 @@ from fleetledger.generator.bill_files import write_cur, write_gcp
 from fleetledger.generator.dcgm_text import write_node_day
 from fleetledger.generator.fleet import DAY, Fleet, build_fleet
 from fleetledger.generator.power_files import write_power
-from fleetledger.generator.scheduler_files import write_pods, write_sacct
+from fleetledger.generator.scheduler_files import write_node_events, write_pods, write_sacct
 from fleetledger.generator.telemetry import node_series
 from fleetledger.generator.truth import Truth
 
@@ -40,7 +40,7 @@ def _config(fleet: Fleet) -> dict:
                 "name": "aws-slurm",
                 "kind": "slurm",
                 "location": "sources/aws/sacct/sacct-{date}.txt",
-                "options": {"cluster": "aws-hpc"},
+                "options": {"cluster": "aws-hpc", "events": "sources/aws/sacct/events.txt"},
             },
             {
                 "name": "aws-dcgm",
@@ -69,7 +69,7 @@ def _config(fleet: Fleet) -> dict:
                 "name": "onprem-slurm",
                 "kind": "slurm",
                 "location": "sources/onprem/sacct/sacct-{date}.txt",
-                "options": {"cluster": "onprem"},
+                "options": {"cluster": "onprem", "events": "sources/onprem/sacct/events.txt"},
             },
             {
                 "name": "onprem-dcgm",
@@ -158,6 +158,7 @@ def generate(
     gcp_nodes: int = 2,
     onprem_nodes: int = 4,
     hpc_job_labels: bool = True,
+    mig: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
     """Write a synthetic fleet into `out`; return the ground truth (also in ground_truth.json)."""
@@ -171,6 +172,7 @@ def generate(
         aws_nodes=aws_nodes,
         gcp_nodes=gcp_nodes,
         onprem_nodes=onprem_nodes,
+        mig=mig,
     )
     fleet.hpc_job_labels = hpc_job_labels
     truth = Truth(fleet, IDLE_THRESHOLD, 2 * scrape_interval_s)
@@ -186,7 +188,11 @@ def generate(
             path = src / node.provider / "dcgm" / day / f"{node.host}.prom.gz"
             scrape_lines += write_node_day(fleet, node, series, a, path)
         for s in series:
-            truth.add_gpu(s)
+            if s.mig_device:  # the slices no MIG instance uses
+                used = sum(F.mig_fraction(p) for _, p in node.mig.get(s.gpu, []))
+                truth.add_gpu(s, max(0.0, 1.0 - used))
+            else:
+                truth.add_gpu(s, s.fraction)
         if node.provider == "onprem":
             onprem_series[node.host] = series
     if progress:
@@ -198,6 +204,7 @@ def generate(
     onprem_cost = sum(v for h, v in result["node_cost_by_host"].items() if h.startswith("dgx"))
     write_sacct(fleet, "aws-hpc", src / "aws" / "sacct")
     write_sacct(fleet, "onprem", src / "onprem" / "sacct")
+    write_node_events(fleet, src)
     write_pods(fleet, src / "gcp" / "k8s")
     (out / "fleetledger.yml").write_text(yaml.safe_dump(_config(fleet), sort_keys=False))
 
@@ -220,6 +227,7 @@ def generate(
         "stale_after_seconds": 2 * scrape_interval_s,
         "idle_threshold": IDLE_THRESHOLD,
         "hpc_job_labels": hpc_job_labels,
+        "mig": mig,
         "dcgm_lines": scrape_lines,
         "bill_totals": {
             "aws": aws_bill,

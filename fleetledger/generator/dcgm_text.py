@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 
 from fleetledger.generator.fleet import Fleet, Node
-from fleetledger.generator.telemetry import GpuSeries
+from fleetledger.generator.telemetry import DCGM_BLANK, GpuSeries
 
 DRIVER = "550.90.07"
 MODEL = "NVIDIA H100 80GB HBM3"
@@ -36,98 +36,123 @@ def _fmt(values: np.ndarray, attr: str) -> pl.Series:
     return pl.Series(values.astype(np.int64)).cast(pl.Utf8)
 
 
+def _series_metrics(s: GpuSeries) -> list[int]:
+    """Indexes into METRICS of what the exporter reports for this series."""
+    names = [m[0] for m in METRICS]
+    if s.mig_instance is not None:  # a MIG instance: profiling metrics only
+        return [names.index("DCGM_FI_PROF_GR_ENGINE_ACTIVE")]
+    if s.mig_device or not s.has_prof:
+        return [i for i, n in enumerate(names) if n != "DCGM_FI_PROF_GR_ENGINE_ACTIVE"]
+    return list(range(len(names)))
+
+
+def _holder_labels(fleet: Fleet, node: Node, holders: np.ndarray) -> pl.DataFrame:
+    """The labels dcgm-exporter adds for the run holding the GPU (by holder index)."""
+    extra = {-1: ""}
+    for h in np.unique(holders[holders >= 0]):
+        r = fleet.runs[int(h)]
+        if node.provider == "aws" and fleet.hpc_job_labels:
+            extra[int(h)] = f',hpc_job="{r.job_id_raw}"'
+        elif node.provider == "gcp":
+            container = r.pod_name.split("-")[0] if r.pod_name else "main"
+            extra[int(h)] = f',container="{container}",namespace="{r.queue}",pod="{r.pod_name}"'
+        else:
+            extra[int(h)] = ""
+    return pl.DataFrame(
+        {"holder": pl.Series(list(extra), dtype=pl.Int32), "extra": list(extra.values())}
+    )
+
+
 def scrape_frame(fleet: Fleet, node: Node, series: list[GpuSeries], a: int, b: int) -> pl.DataFrame:
-    """Lines of every scrape of the node with a <= t < b, in file order."""
-    runs = fleet.runs
-    metrics = [m for m in METRICS if m[0] != "DCGM_FI_PROF_GR_ENGINE_ACTIVE" or series[0].has_prof]
+    """Lines of every scrape of the node with a <= t < b, in file order.
+
+    A MIG GPU reports its device metrics (GPU_UTIL blank) and one PROF series per instance with
+    GPU_I_ID/GPU_I_PROFILE labels; a time-sliced GPU held by two pods repeats each sample once
+    per pod, as the exporter's pod mapping does.
+    """
     parts: list[pl.DataFrame] = []
+    node_label = f',node="{node.host}"' if node.provider == "gcp" else ""
+    hostname = (
+        f"nvidia-dcgm-exporter-{node.host[-4:]}" if node.provider == "gcp" else node.host
+    )
     for s in series:
         m = (s.times >= a) & (s.times < b)
         if not m.any():
             continue
         t = s.times[m]
-        holder = s.holder[m]
         base = (
             f'gpu="{s.gpu}",UUID="{s.uuid}",pci_bus_id="00000000:{0x18 + 0x10 * s.gpu:02X}:00.0",'
             f'device="nvidia{s.gpu}",modelName="{MODEL}",'
         )
-        if node.provider == "gcp":
-            base += f'Hostname="nvidia-dcgm-exporter-{node.host[-4:]}",'
-        else:
-            base += f'Hostname="{node.host}",'
-        base += f'DCGM_FI_DRIVER_VERSION="{DRIVER}"'
-        # extra labels per holder
-        extra = {-1: ""}
-        for h in np.unique(holder[holder >= 0]):
-            r = runs[int(h)]
-            if node.provider == "aws" and fleet.hpc_job_labels:
-                extra[int(h)] = f',hpc_job="{r.job_id_raw}"'
-            elif node.provider == "gcp":
-                extra[int(h)] = (
-                    f',container="{r.pod_name.split("-")[0] if r.pod_name else "main"}",'
-                    f'namespace="{r.queue}",pod="{r.pod_name}"'
+        if s.mig_instance is not None:
+            base += f'GPU_I_PROFILE="{s.mig_profile}",GPU_I_ID="{s.mig_instance}",'
+        base += f'Hostname="{hostname}",DCGM_FI_DRIVER_VERSION="{DRIVER}"'
+        sub = int(s.mig_instance) if s.mig_instance is not None else 0
+        holder_cols = [s.holder[m]]
+        if s.holder2 is not None and (s.holder2[m] >= 0).any():
+            holder_cols.append(s.holder2[m])
+        for dup, holders in enumerate(holder_cols):
+            keep = holders >= 0 if dup else np.ones(t.size, dtype=bool)
+            labels_df = _holder_labels(fleet, node, holders)
+            for mi in _series_metrics(s):
+                name, _, _, attr = METRICS[mi]
+                values = getattr(s, attr)[m]
+                if s.mig_device and attr == "util_pct":
+                    values = np.full(t.size, DCGM_BLANK, dtype=np.int64)
+                df = pl.DataFrame(
+                    {
+                        "t": t[keep],
+                        "mi": np.full(keep.sum(), mi, dtype=np.int32),
+                        "kind": np.full(keep.sum(), 2, dtype=np.int8),
+                        "gpu": np.full(keep.sum(), s.gpu, dtype=np.int32),
+                        "sub": np.full(keep.sum(), sub * 2 + dup, dtype=np.int32),
+                        "holder": holders[keep].astype(np.int32),
+                        "v": _fmt(values[keep], attr),
+                    }
+                ).join(labels_df, on="holder", how="left")
+                parts.append(
+                    df.select(
+                        "t",
+                        "mi",
+                        "kind",
+                        "gpu",
+                        "sub",
+                        pl.concat_str(
+                            [
+                                pl.lit(f"{name}{{{base}"),
+                                pl.col("extra"),
+                                pl.lit(node_label + "} "),
+                                pl.col("v"),
+                                pl.lit(" "),
+                                (pl.col("t") * 1000).cast(pl.Utf8),
+                            ]
+                        ).alias("line"),
+                    )
                 )
-            else:
-                extra[int(h)] = ""
-        if node.provider == "gcp":
-            node_label = f',node="{node.host}"'
-        else:
-            node_label = ""
-        label_of = pl.Series([extra[int(h)] for h in np.unique(holder)])
-        keys = pl.Series(np.unique(holder).astype(np.int32))
-        labels_df = pl.DataFrame({"holder": keys, "extra": label_of})
-        for mi, (name, _, _, attr) in enumerate(metrics):
-            df = pl.DataFrame(
-                {
-                    "t": t,
-                    "mi": np.full(t.size, mi, dtype=np.int32),
-                    "kind": np.full(t.size, 2, dtype=np.int8),
-                    "gpu": np.full(t.size, s.gpu, dtype=np.int32),
-                    "holder": holder,
-                    "v": _fmt(getattr(s, attr)[m], attr),
-                }
-            ).join(labels_df, on="holder", how="left")
-            df = df.select(
-                "t",
-                "mi",
-                "kind",
-                "gpu",
-                pl.concat_str(
-                    [
-                        pl.lit(f"{name}{{{base}"),
-                        pl.col("extra"),
-                        pl.lit(node_label + "} "),
-                        pl.col("v"),
-                        pl.lit(" "),
-                        (pl.col("t") * 1000).cast(pl.Utf8),
-                    ]
-                ).alias("line"),
-            )
-            parts.append(df)
     if not parts:
         return pl.DataFrame({"line": []}, schema={"line": pl.Utf8})
     samples = pl.concat(parts)
-    scrapes = samples.select("t").unique()
+    used = samples.select("t", "mi").unique()
     heads = []
-    for mi, (name, help_, typ, _) in enumerate(metrics):
-        heads.append(
-            scrapes.with_columns(
-                mi=pl.lit(mi, dtype=pl.Int32),
-                kind=pl.lit(0, dtype=pl.Int8),
-                gpu=pl.lit(-1, dtype=pl.Int32),
-                line=pl.lit(f"# HELP {name} {help_}"),
-            )
+    for kind, col in ((0, "help"), (1, "type")):
+        text = pl.DataFrame(
+            {
+                "mi": pl.Series(range(len(METRICS)), dtype=pl.Int32),
+                "line": [
+                    f"# HELP {n} {h}" if col == "help" else f"# TYPE {n} {ty}"
+                    for n, h, ty, _ in METRICS
+                ],
+            }
         )
         heads.append(
-            scrapes.with_columns(
-                mi=pl.lit(mi, dtype=pl.Int32),
-                kind=pl.lit(1, dtype=pl.Int8),
+            used.join(text, on="mi").with_columns(
+                kind=pl.lit(kind, dtype=pl.Int8),
                 gpu=pl.lit(-1, dtype=pl.Int32),
-                line=pl.lit(f"# TYPE {name} {typ}"),
+                sub=pl.lit(0, dtype=pl.Int32),
             )
         )
     allf = pl.concat([samples, *[h.select(samples.columns) for h in heads]])
-    return allf.sort(["t", "mi", "kind", "gpu"]).select("line")
+    return allf.sort(["t", "mi", "kind", "gpu", "sub"]).select("line")
 
 
 def write_node_day(

@@ -64,6 +64,9 @@ class Node:
     gpu_model: str = "H100"
     sample_offset: int = 0  # seconds after the minute when this node's exporter is scraped
     savings_plan: bool = False
+    # MIG layout: GPU index -> [(GPU_I_ID, GPU_I_PROFILE)]; time-sliced GPU indices
+    mig: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    time_sliced: tuple[int, ...] = ()
 
     def gpu_uuid(self, index: int) -> str:
         h = stable_hex(self.host, index, n=32)
@@ -98,6 +101,8 @@ class Run:
     array_job_id: str | None = None
     array_task: int | None = None
     pod_name: str | None = None
+    mig_instance: str | None = None  # GPU_I_ID of the MIG instance the pod holds
+    mig_profile: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -107,6 +112,18 @@ class Run:
     @property
     def gpus(self) -> int:
         return self.gpus_per_node * len(self.nodes)
+
+    @property
+    def gpu_equivalents(self) -> float:
+        """Whole GPUs, or a MIG instance's compute slices / 7."""
+        if self.mig_profile:
+            return mig_fraction(self.mig_profile)
+        return float(self.gpus)
+
+
+def mig_fraction(profile: str) -> float:
+    """Compute slices of a MIG profile (`3g.40gb` -> 3) over the 7 of an H100/A100."""
+    return int(profile.split("g", 1)[0]) / 7.0
 
 
 @dataclass
@@ -270,6 +287,7 @@ def build_fleet(
     aws_nodes: int = 4,
     gcp_nodes: int = 2,
     onprem_nodes: int = 4,
+    mig: bool = False,
 ) -> Fleet:
     if days < 2:
         raise ValueError("a fleet needs at least 2 days")
@@ -391,8 +409,9 @@ def build_fleet(
     )
     # 2. a preempted and requeued run: attempt 1 is preempted, attempt 2 runs to completion
     pq_raw = str(next_job_id("aws-hpc"))
-    pq1_start = t0 + 1 * HOUR + 5 * 60 + 9
-    pq1_end = pq1_start + 3 * HOUR + 17 * 60 + 41
+    pq1_dur = 3 * HOUR + 17 * 60 + 41
+    pq1_start, pq1_host, pq1_idx = cal.place(aws, n_gpus, 4, t0 + 1 * HOUR + 5 * 60 + 9, pq1_dur)
+    pq1_end = pq1_start + pq1_dur
     pq1 = slurm_run(
         "aws-hpc",
         "research",
@@ -401,9 +420,9 @@ def build_fleet(
         "batch",
         "batch",
         "ppo-sweep-base",
-        [aws[2]],
+        [pq1_host],
         4,
-        {aws[2]: [0, 1, 2, 3]},
+        {pq1_host: pq1_idx},
         pq1_start,
         pq1_end,
         "PREEMPTED",
@@ -413,7 +432,8 @@ def build_fleet(
         exit_code=0,
     )
     hold(pq1)
-    pq2_start = pq1_end + 47 * 60 + 3
+    pq2_dur = 5 * HOUR + 2 * 60 + 11
+    pq2_start, pq2_host, pq2_idx = cal.place(aws, n_gpus, 4, pq1_end + 47 * 60 + 3, pq2_dur)
     pq2 = slurm_run(
         "aws-hpc",
         "research",
@@ -422,11 +442,11 @@ def build_fleet(
         "batch",
         "batch",
         "ppo-sweep-base",
-        [aws[3]],
+        [pq2_host],
         4,
-        {aws[3]: [4, 5, 6, 7]},
+        {pq2_host: pq2_idx},
         pq2_start,
-        pq2_start + 5 * HOUR + 2 * 60 + 11,
+        pq2_start + pq2_dur,
         "COMPLETED",
         job_id=pq_raw,
         job_id_raw=pq_raw,
@@ -435,8 +455,8 @@ def build_fleet(
     )
     hold(pq2)
     # 3. a failed run that hangs (0 % utilisation) for its last 40 minutes
-    fr_start = t0 + DAY + 4 * HOUR + 31 * 60 + 50
-    fr = Run  # placeholder for type checkers
+    fr_dur = 2 * HOUR + 13 * 60 + 5
+    fr_start, fr_host, fr_idx = cal.place(aws, n_gpus, 4, t0 + DAY + 4 * HOUR + 31 * 60 + 50, fr_dur)
     fr = slurm_run(
         "aws-hpc",
         "research",
@@ -445,11 +465,11 @@ def build_fleet(
         "batch",
         "batch",
         "eval-harness",
-        [aws[2]],
+        [fr_host],
         4,
-        {aws[2]: [4, 5, 6, 7]},
+        {fr_host: fr_idx},
         fr_start,
-        fr_start + 2 * HOUR + 13 * 60 + 5,
+        fr_start + fr_dur,
         "FAILED",
         exit_code=1,
         profile="hang_then_fail",
@@ -483,7 +503,7 @@ def build_fleet(
         hold(r)
     # 5. a scrape gap on an AWS node while runs hold its GPUs (unobserved seconds)
     gap_start = t0 + DAY + 9 * HOUR + 3 * 60 + 17
-    gaps.append(ScrapeGap(aws[3], gap_start, gap_start + 23 * 60 + 41))
+    gaps.append(ScrapeGap(aws[-1], gap_start, gap_start + 23 * 60 + 41))
 
     # ---------------- On-prem Slurm cluster (whole nodes, no hpc_job labels) -------------------
     onp = [n.host for n in by_provider["onprem"]]
@@ -626,6 +646,70 @@ def build_fleet(
         )
         bt = st + int(rng.integers(1, 4)) * HOUR
         k += 1
+
+    # 10. an optional MIG node: GPUs 0-3 split into MIG instances held by pods, GPUs 4-5
+    #     time-sliced (two pods may hold GPU 4 at once), GPUs 6-7 free
+    if mig:
+        layout = [("1", "3g.40gb"), ("2", "2g.20gb"), ("3", "2g.20gb")]
+        mnode = Node(
+            host=f"gke-ml-mig-pool-{stable_hex('gke-mig', seed, n=4)}",
+            provider="gcp",
+            site="us-central1",
+            instance_type="a3-highgpu-8g",
+            resource_id=(
+                "//compute.googleapis.com/projects/fleet-ml-prod/zones/us-central1-a/"
+                f"instances/{int(stable_hex('gce-mig', seed, n=12), 16)}"
+            ),
+            cluster="gke-ml",
+            sample_offset=(17 * len(nodes) + 9) % 60,
+            mig={0: layout, 1: layout, 2: layout, 3: layout[:2]},
+            time_sliced=(4, 5),
+        )
+        nodes.append(mnode)
+        cal.busy.update({(mnode.host, g): [] for g in range(mnode.gpus)})
+        n_gpus[mnode.host] = mnode.gpus
+
+        def mig_pod(name: str, g: int, inst: tuple[str, str], a: int, b: int | None) -> Run:
+            uid = stable_uuid(seed, "pod", name, a)
+            r = Run(
+                scheduler="kubernetes", cluster="gke-ml", job_id=uid, job_id_raw=uid,
+                attempt=1, team="serving", user="system:serviceaccount", account="inference",
+                queue="inference", kind="inference", name=name, gpus_per_node=0,
+                nodes=[mnode.host], gpu_indices={mnode.host: [g]},
+                submitted=a - int(rng.integers(5, 300)), start=a, end=b,
+                state="Running" if b is None else "Succeeded",
+                util_mean=_util_for_kind(rng, "inference"), util_profile="steady",
+                pod_name=name, labels={"app": "mig-infer", "team": "serving"},
+                mig_instance=inst[0], mig_profile=inst[1],
+            )
+            runs.append(r)
+            return r
+
+        for g, insts in mnode.mig.items():
+            for inst in insts:
+                if g == 0 and inst[0] == "3":
+                    continue  # an instance nobody uses
+                a = t0 + int(rng.integers(1, 10)) * HOUR + int(rng.integers(0, 3600))
+                b = a + int(rng.integers(6, 30)) * HOUR + int(rng.integers(0, 3600))
+                mig_pod(f"mig-infer-{g}-{inst[0]}", g, inst, a, b if b < t1 else None)
+
+        def shared_pod(name: str, g: int, a: int, b: int) -> Run:
+            uid = stable_uuid(seed, "pod", name, a)
+            r = Run(
+                scheduler="kubernetes", cluster="gke-ml", job_id=uid, job_id_raw=uid,
+                attempt=1, team="data", user="system:serviceaccount", account="data-eng",
+                queue="data-eng", kind="batch", name=name, gpus_per_node=1,
+                nodes=[mnode.host], gpu_indices={mnode.host: [g]},
+                submitted=a - int(rng.integers(5, 300)), start=a, end=min(b, t1 - 1),
+                state="Succeeded", util_mean=_util_for_kind(rng, "batch"),
+                util_profile="steady", pod_name=name, labels={"app": "etl", "team": "data"},
+            )
+            runs.append(r)
+            return r
+
+        shared_pod("etl-shared-a", 4, t0 + 2 * HOUR + 111, t0 + 20 * HOUR + 2222)
+        shared_pod("etl-shared-b", 4, t0 + 10 * HOUR + 333, t0 + 30 * HOUR + 444)
+        shared_pod("etl-solo-c", 5, t0 + 5 * HOUR + 555, t0 + 9 * HOUR + 666)
 
     # ---------------- background Slurm load on both clusters ----------------------------------
     def background(cluster: str, hosts: list[str], whole_nodes: bool, per_day: int) -> None:

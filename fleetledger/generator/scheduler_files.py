@@ -138,6 +138,9 @@ def write_sacct(fleet: Fleet, cluster: str, out_dir: Path) -> None:
 
 def _pod_json(run: Run, snapshot: int) -> dict:
     gpus = str(run.gpus_per_node)
+    resource = f"nvidia.com/mig-{run.mig_profile}" if run.mig_profile else "nvidia.com/gpu"
+    if run.mig_profile:
+        gpus = "1"
     container = run.pod_name.split("-")[0] if run.pod_name else "main"
     finished = run.end is not None and run.end <= snapshot
     if finished:
@@ -174,8 +177,8 @@ def _pod_json(run: Run, snapshot: int) -> dict:
                     "name": container,
                     "image": f"us-docker.pkg.dev/fleet-ml-prod/images/{container}:2026.10",
                     "resources": {
-                        "limits": {"nvidia.com/gpu": gpus, "memory": "400Gi"},
-                        "requests": {"nvidia.com/gpu": gpus, "cpu": "24", "memory": "400Gi"},
+                        "limits": {resource: gpus, "memory": "400Gi"},
+                        "requests": {resource: gpus, "cpu": "24", "memory": "400Gi"},
                     },
                 }
             ],
@@ -216,3 +219,38 @@ def write_pods(fleet: Fleet, out_dir: Path) -> None:
             "metadata": {"resourceVersion": ""},
         }
         (out_dir / f"pods-{day}.json").write_text(json.dumps(doc, indent=2))
+
+
+EVENT_FIELDS = "NodeName|TimeStart|TimeEnd|State|Reason"
+XID_REASONS = {
+    79: "GPU fell off the bus",
+    48: "double-bit ECC error",
+    95: "uncontained ECC error",
+    119: "GSP RPC timeout",
+    120: "GSP error",
+}
+
+
+def write_node_events(fleet: Fleet, src: Path) -> None:
+    """`TZ=UTC sacctmgr show event format=NodeName,TimeStart,TimeEnd,State,Reason --parsable2`
+    for each Slurm cluster, exported at the end of the window:
+    `src/<provider>/sacct/events.txt`. Each outage of fleet.outages is one DOWN event of its
+    node; an outage still open at the export has TimeEnd `Unknown`."""
+    clusters: dict[str, str] = {}
+    for r in fleet.runs:
+        if r.scheduler == "slurm":
+            clusters.setdefault(r.cluster, "")
+    for n in fleet.nodes:
+        if n.cluster in clusters:
+            clusters[n.cluster] = n.provider
+    for cluster, provider in sorted(clusters.items()):
+        lines = [EVENT_FIELDS]
+        for o in sorted(fleet.outages, key=lambda o: (o.start, o.host)):
+            if fleet.node(o.host).cluster != cluster or o.start >= fleet.t1:
+                continue
+            end = o.end if o.end <= fleet.t1 else None
+            reason = f"XID {o.xid} {XID_REASONS.get(o.xid, 'GPU error')} (GPU {o.gpu_index})"
+            lines.append(f"{o.host}|{_sacct_time(o.start)}|{_sacct_time(end)}|DOWN|{reason}")
+        out = src / provider / "sacct" / "events.txt"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("\n".join(lines) + "\n")

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fleetledger.generator.fleet import DAY, HOUR, Fleet, Node, stable_hex
+from fleetledger.generator.fleet import DAY, HOUR, Fleet, Node, mig_fraction, stable_hex
 
 IDLE_W = 70.0
 MAX_W = 700.0
+# what dcgm-exporter reports for a field the device does not support (GPU_UTIL under MIG)
+DCGM_BLANK = 9223372036854775794
 
 
 @dataclass
@@ -28,10 +30,24 @@ class GpuSeries:
     sm_clock_mhz: np.ndarray
     xid: np.ndarray
     has_prof: bool
+    # a MIG instance (GPU_I_ID, GPU_I_PROFILE); None for the physical device
+    mig_instance: str | None = None
+    mig_profile: str | None = None
+    # a second run holding a time-sliced GPU at the same sample, -1 when none
+    holder2: np.ndarray | None = None
+    # the physical device of a MIG GPU: GPU_UTIL is blank, no run holds it
+    mig_device: bool = False
+
+    @property
+    def fraction(self) -> float:
+        """Share of the physical GPU this series stands for."""
+        return mig_fraction(self.mig_profile) if self.mig_profile else 1.0
 
     @property
     def util_signal(self) -> np.ndarray:
         """The utilisation the pipeline must use: PROF_GR_ENGINE_ACTIVE if exported, else %/100."""
+        if self.mig_device:
+            return np.full(self.times.size, np.nan)
         return self.util_ratio if self.has_prof else self.util_pct / 100.0
 
 
@@ -48,19 +64,32 @@ def scrape_times(fleet: Fleet, node: Node) -> np.ndarray:
     return t[keep]
 
 
-def gpu_series(fleet: Fleet, node: Node, gpu: int, times: np.ndarray) -> GpuSeries:
-    rng = np.random.default_rng(int(stable_hex(fleet.seed, node.host, gpu, n=8), 16))
+def gpu_series(
+    fleet: Fleet,
+    node: Node,
+    gpu: int,
+    times: np.ndarray,
+    mig: tuple[str, str] | None = None,
+    mig_device: bool = False,
+) -> GpuSeries:
+    seed_parts = (fleet.seed, node.host, gpu) + ((mig[0],) if mig else ())
+    rng = np.random.default_rng(int(stable_hex(*seed_parts, n=8), 16))
     n = times.size
     holder = np.full(n, -1, dtype=np.int32)
+    holder2 = np.full(n, -1, dtype=np.int32)
     util = np.zeros(n)
     for i, run in enumerate(fleet.runs):
         if run.start is None or gpu not in run.gpu_indices.get(node.host, []):
+            continue
+        if mig_device or (run.mig_instance or None) != (mig[0] if mig else None):
             continue
         end = run.end if run.end is not None else fleet.t1
         m = (times >= run.start) & (times < end)
         if not m.any():
             continue
-        holder[m] = i
+        second = m & (holder >= 0)
+        holder2[second] = i
+        holder[m & ~second] = i
         t = times[m]
         noise = rng.normal(0, 0.04, t.size)
         if run.util_profile == "idle":
@@ -76,7 +105,7 @@ def gpu_series(fleet: Fleet, node: Node, gpu: int, times: np.ndarray) -> GpuSeri
         u = np.where(t < run.start + 240, rng.uniform(0.0, 0.04, t.size), u)
         if run.util_profile == "hang_then_fail":
             u = np.where(t >= end - 40 * 60, 0.0, u)
-        util[m] = u
+        util[m] = util[m] + u  # time-sliced runs add up
     for s in fleet.stragglers:
         if s.host == node.host and s.gpu_index == gpu:
             m = (times >= s.start) & (times < s.end)
@@ -84,7 +113,7 @@ def gpu_series(fleet: Fleet, node: Node, gpu: int, times: np.ndarray) -> GpuSeri
     util = np.clip(util, 0.0, 1.0)
     util_ratio = np.round(util, 4)
     util_pct = np.round(util * 100).astype(np.int64)
-    held = holder >= 0
+    held = (holder >= 0) | (holder2 >= 0)
     power = np.round(IDLE_W + (MAX_W - IDLE_W) * util**0.9 + rng.normal(0, 3, n).clip(-9, 9), 3)
     fb = np.where(held, rng.integers(38_000, 78_000, n), 0).astype(np.int64)
     sm = np.where(held & (util >= 0.05), 1980, 345).astype(np.int64)
@@ -113,10 +142,21 @@ def gpu_series(fleet: Fleet, node: Node, gpu: int, times: np.ndarray) -> GpuSeri
         fb_used_mib=fb,
         sm_clock_mhz=sm,
         xid=xid,
-        has_prof=node.provider == "aws",
+        has_prof=node.provider == "aws" or mig is not None,
+        mig_instance=mig[0] if mig else None,
+        mig_profile=mig[1] if mig else None,
+        holder2=holder2,
+        mig_device=mig_device,
     )
 
 
 def node_series(fleet: Fleet, node: Node) -> list[GpuSeries]:
+    """Every series the node's exporter reports: one per GPU, plus one per MIG instance."""
     times = scrape_times(fleet, node)
-    return [gpu_series(fleet, node, g, times) for g in range(node.gpus)]
+    out: list[GpuSeries] = []
+    for g in range(node.gpus):
+        instances = node.mig.get(g, [])
+        out.append(gpu_series(fleet, node, g, times, mig_device=bool(instances)))
+        for inst in instances:
+            out.append(gpu_series(fleet, node, g, times, mig=inst))
+    return out

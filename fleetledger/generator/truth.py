@@ -43,7 +43,9 @@ class Truth:
         # per (run index, host, hour): held seconds by state
         self.run_secs: dict[tuple[int, str], np.ndarray] = {}
 
-    def add_gpu(self, s: GpuSeries) -> None:
+    def add_gpu(self, s: GpuSeries, fraction: float = 1.0) -> None:
+        """Add one series: a whole GPU, a MIG instance (its slice fraction of the GPU) or the
+        device series of a MIG GPU (the fraction no instance uses; never held)."""
         f = self.fleet
         secs_n = f.days * DAY
         T = s.times - f.t0
@@ -57,40 +59,59 @@ class Truth:
         covered = valid & (sec < end[idx_c])
         util = s.util_signal[idx_c]
         is_fatal = covered & fatal[idx_c]
-        holder = np.full(secs_n, -1, dtype=np.int32)
+        # who holds the unit each second; time-sliced GPUs may have two holders at once
+        h1 = np.full(secs_n, -1, dtype=np.int32)
+        h2 = np.full(secs_n, -1, dtype=np.int32)
         for i, run in enumerate(f.runs):
-            if run.start is None or s.gpu not in run.gpu_indices.get(s.host, []):
+            if s.mig_device or run.start is None:
+                continue
+            if s.gpu not in run.gpu_indices.get(s.host, []):
+                continue
+            if (run.mig_instance or None) != s.mig_instance:
                 continue
             a = max(run.start - f.t0, 0)
             b = min((run.end if run.end is not None else f.t1) - f.t0, secs_n)
-            holder[a:b] = i
-        held = holder >= 0
+            seg = slice(a, b)
+            second = h1[seg] >= 0
+            h2[seg] = np.where(second, i, h2[seg])
+            h1[seg] = np.where(second, h1[seg], i)
+        held = (h1 >= 0) | (h2 >= 0)
+        n_holders = (h1 >= 0).astype(np.int8) + (h2 >= 0).astype(np.int8)
         state = np.empty(secs_n, dtype=np.int8)
         state[:] = 3  # down: uncovered and not held
-        state[covered & held & (util >= self.thr)] = 0
-        state[covered & held & (util < self.thr)] = 1
+        busy_util = np.where(np.isnan(util), True, util >= self.thr)
+        state[covered & held & busy_util] = 0
+        state[covered & held & ~busy_util] = 1
         state[covered & ~held] = 2
         state[~covered & held] = 0
         state[is_fatal] = 3
         unobserved = ~covered & held & ~is_fatal
-        energy = np.where(covered, s.power_w[idx_c], 0.0)
         hours = sec // HOUR
-        per = {
-            name: np.bincount(hours, weights=(state == k), minlength=self.n_hours)
-            for k, name in enumerate(STATES)
-        }
-        per["unobserved"] = np.bincount(hours, weights=unobserved, minlength=self.n_hours)
-        per["energy_wh"] = np.bincount(hours, weights=energy, minlength=self.n_hours) / 3600.0
-        self.gpu_hours[s.uuid] = per
-        self.gpu_meta[s.uuid] = (s.host, s.gpu)
-        # what each run held, by hour and state
-        for i in np.unique(holder[held]):
-            m = holder == i
-            arr = np.zeros((self.n_hours, 4))
-            for k in range(4):
-                arr[:, k] = np.bincount(hours[m], weights=(state[m] == k), minlength=self.n_hours)
-            key = (int(i), s.host)
-            self.run_secs[key] = self.run_secs.get(key, 0) + arr
+        per = self.gpu_hours.setdefault(
+            s.uuid,
+            {k: np.zeros(self.n_hours) for k in (*STATES, "unobserved", "energy_wh")},
+        )
+        for k, name in enumerate(STATES):
+            per[name] += fraction * np.bincount(hours, weights=(state == k), minlength=self.n_hours)
+        per["unobserved"] += fraction * np.bincount(
+            hours, weights=unobserved, minlength=self.n_hours
+        )
+        if s.mig_instance is None:  # power is a device metric
+            energy = np.where(covered, s.power_w[idx_c], 0.0)
+            per["energy_wh"] += np.bincount(hours, weights=energy, minlength=self.n_hours) / 3600.0
+            self.gpu_meta[s.uuid] = (s.host, s.gpu)
+        # what each run held, by hour and state, split equally between concurrent holders
+        share = np.where(n_holders > 0, 1.0 / np.maximum(n_holders, 1), 0.0) * fraction
+        for holders in (h1, h2):
+            for i in np.unique(holders[holders >= 0]):
+                m = holders == i
+                arr = np.zeros((self.n_hours, 4))
+                for k in range(4):
+                    arr[:, k] = np.bincount(
+                        hours[m], weights=(state[m] == k) * share[m], minlength=self.n_hours
+                    )
+                key = (int(i), s.host)
+                self.run_secs[key] = self.run_secs.get(key, 0) + arr
 
     # ---------------------------------------------------------------------------------------
     def finish(self, pue_by_site_day: dict[tuple[str, str], float]) -> dict:
@@ -168,7 +189,9 @@ class Truth:
             if r.start is None:
                 alloc = 0.0
             else:
-                alloc = float(r.gpus * ((r.end if r.end is not None else f.t1) - r.start))
+                alloc = float(
+                    r.gpu_equivalents * ((r.end if r.end is not None else f.t1) - r.start)
+                )
             runs.append(
                 {
                     "run_id": r.run_id,

@@ -1,5 +1,11 @@
--- CUR 2.0 lines in FOCUS shape. Effective (amortised) cost by line type as in the CUR query
--- library; billed cost is the net unblended cost.
+-- CUR lines (CUR 2.0 and legacy) in FOCUS shape, one row per landed line. Effective (amortised)
+-- cost by line type as in the CUR query library; billed cost is the net unblended cost when the
+-- line has one, else the unblended cost; list cost is the public on-demand cost. The same rules
+-- are in ingest/aws_cur.py (`cost_expressions`) for the delivery totals of
+-- fct_billing_restatements: change both together. Split cost allocation rows (EKS/ECS pods) keep
+-- their line-item costs here (their share of the parent instance is in int_billing__aws_split).
+-- x_line_key is the line's lineage (source, period, file, row): CUR line item ids are not unique
+-- in every export (split rows, Athena copies).
 with
 
 lines as (
@@ -11,8 +17,8 @@ lines as (
 final as (
 
     select
-        'aws:' || x_source || ':' || x_billing_period || ':' || line_item_id
-            || ':' || coalesce(time_interval, '') as x_line_key,
+        'aws:' || x_source || ':' || x_billing_period || ':' || x_source_file || ':'
+            || cast(x_line_number as varchar) as x_line_key,
         'aws' as x_provider,
         x_source,
         x_source_file,

@@ -43,6 +43,13 @@ inventory as (
 
 ),
 
+-- AWS split cost allocation rows (pods/tasks): matched to the node of their parent instance
+aws_split as (
+
+    select * from {{ ref('int_billing__aws_split') }}
+
+),
+
 final as (
 
     select
@@ -50,12 +57,17 @@ final as (
         unioned.billed_cost * rates.rate as x_billed_cost_reporting,
         unioned.effective_cost * rates.rate as x_effective_cost_reporting,
         unioned.list_cost * rates.rate as x_list_cost_reporting,
-        inventory.host as x_host
+        inventory.host as x_host,
+        aws_split.split_parent_resource_id as x_split_parent_resource_id,
+        aws_split.split_cost as x_split_cost,
+        aws_split.split_cost * rates.rate as x_split_cost_reporting
     from unioned
     left join rates
         on rates.currency = unioned.billing_currency
+    left join aws_split
+        on aws_split.x_line_key = unioned.x_line_key
     left join inventory
-        on inventory.resource_id = unioned.resource_id
+        on inventory.resource_id = coalesce(aws_split.split_parent_resource_id, unioned.resource_id)
 
 )
 

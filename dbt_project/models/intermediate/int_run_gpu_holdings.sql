@@ -10,7 +10,7 @@ with
 runs as (
 
     select * from {{ ref('int_runs') }}
-    where started_at is not null and gpus > 0
+    where started_at is not null and gpu_equivalents > 0
 
 ),
 

@@ -13,7 +13,7 @@ latest as (
         pods.*,
         row_number() over (partition by cluster, pod_uid order by snapshot_at desc) as rn
     from pods
-    where gpus > 0
+    where gpus > 0 or mig_slices > 0
 
 ),
 
@@ -40,6 +40,7 @@ final as (
         started_at,
         finished_at as ended_at,
         gpus,
+        mig_slices,
         1 as node_count,
         {{ make_list('host') }} as hosts
     from latest

@@ -93,6 +93,7 @@ final as (
         started_at,
         ended_at,
         gpus,
+        0 as mig_slices,
         greatest(node_count, 1) as node_count,
         hosts
     from runs

@@ -53,9 +53,11 @@ final as (
         {{ to_epoch('runs.started_at') }} - {{ to_epoch('runs.eligible_at') }}
             as queue_wait_seconds,
         runs.gpus,
+        runs.mig_slices,
+        runs.gpu_equivalents,
         case
             when runs.started_at is null then 0.0
-            else runs.gpus * (
+            else runs.gpu_equivalents * (
                 coalesce({{ to_epoch('runs.ended_at') }}, window_bounds.t_end)
                 - {{ to_epoch('runs.started_at') }}
             ) / 3600.0

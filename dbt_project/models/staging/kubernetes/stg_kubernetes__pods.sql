@@ -21,6 +21,7 @@ renamed as (
         started_at as started_at,
         finished_at as finished_at,
         cast(gpus as integer) as gpus,
+        cast(coalesce(mig_slices, 0) as integer) as mig_slices,
         labels,
         cast(exit_code as integer) as exit_code,
         reason,

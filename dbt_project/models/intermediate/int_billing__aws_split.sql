@@ -1,0 +1,29 @@
+-- Split cost allocation (CUR `split_line_item_*`, EKS/ECS pods and tasks): for each pod/task row,
+-- the instance it ran on and its share of that instance's cost. The share is
+-- split cost + unused cost (the instance's idle capacity redistributed to its pods), net of
+-- discounts when the export has the net columns, as in the CUR query library's EKS queries. The
+-- instance's own line carries the bill; the share is an allocation of it, never added to it.
+with
+
+lines as (
+
+    select * from {{ ref('stg_aws_cur__line_items') }}
+
+),
+
+final as (
+
+    select
+        'aws:' || x_source || ':' || x_billing_period || ':' || x_source_file || ':'
+            || cast(x_line_number as varchar) as x_line_key,
+        split_parent_resource_id,
+        coalesce(split_net_split_cost, split_cost, 0)
+            + coalesce(split_net_unused_cost, split_unused_cost, 0) as split_cost,
+        split_public_on_demand_cost,
+        split_usage_ratio
+    from lines
+    where split_parent_resource_id is not null and split_parent_resource_id <> ''
+
+)
+
+select * from final

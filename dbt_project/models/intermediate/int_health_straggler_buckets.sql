@@ -1,0 +1,178 @@
+-- Each GPU a run holds (exact mappings only: an estimated mapping does not know which GPUs the
+-- run has), per time bucket of var straggler_bucket_seconds: its utilisation and SM clock
+-- beside the median of the OTHER GPUs of the same run in the same bucket, and whether it trails
+-- that median by more than var straggler_margin. Only buckets where the other GPUs are busy
+-- (their median utilisation >= the site's idle threshold) can trail.
+--
+-- The median of the others comes from order statistics, not a self-join, so a run of n GPUs
+-- costs O(n log n) per bucket: with the bucket's values sorted v_1 <= ... <= v_n and the GPU at
+-- rank r, the others' median is v_k or v_(k+1) (n even, k = n/2) or the mean of two of
+-- v_k, v_(k+1), v_(k+2) (n odd, k = (n-1)/2), picked by whether r is above them.
+with
+
+holdings as (
+
+    select distinct
+        run_id,
+        gpu_uuid,
+        held_from,
+        held_to
+    from {{ ref('int_run_gpu_holdings') }}
+    where mapping = 'exact'
+
+),
+
+samples as (
+
+    select * from {{ ref('int_health_gpu_samples') }}
+    where utilization is not null
+
+),
+
+gpus as (
+
+    select * from {{ ref('int_gpus') }}
+
+),
+
+settings as (
+
+    select * from {{ ref('stg_config__settings') }}
+
+),
+
+held_samples as (
+
+    select
+        holdings.run_id,
+        samples.gpu_uuid,
+        samples.host,
+        samples.gpu_index,
+        floor(samples.t / {{ var('straggler_bucket_seconds') }})
+            * {{ var('straggler_bucket_seconds') }} as bucket_epoch,
+        samples.t,
+        least(samples.valid_to, holdings.held_to) as valid_to,
+        samples.utilization,
+        samples.sm_clock_mhz
+    from samples
+    inner join holdings
+        on holdings.gpu_uuid = samples.gpu_uuid
+        and samples.t >= holdings.held_from
+        and samples.t < holdings.held_to
+
+),
+
+per_bucket as (
+
+    select
+        run_id,
+        gpu_uuid,
+        host,
+        gpu_index,
+        bucket_epoch,
+        min(t) as t_from,
+        max(valid_to) as t_to,
+        avg(utilization) as utilization,
+        avg(sm_clock_mhz) as sm_clock_mhz
+    from held_samples
+    group by run_id, gpu_uuid, host, gpu_index, bucket_epoch
+
+),
+
+ranked as (
+
+    select
+        per_bucket.*,
+        count(*) over (partition by run_id, bucket_epoch) as n_util,
+        count(sm_clock_mhz) over (partition by run_id, bucket_epoch) as n_clock,
+        row_number() over (
+            partition by run_id, bucket_epoch order by utilization, gpu_uuid
+        ) as r_util,
+        row_number() over (
+            partition by run_id, bucket_epoch
+            order by case when sm_clock_mhz is null then 1 else 0 end, sm_clock_mhz, gpu_uuid
+        ) as r_clock
+    from per_bucket
+
+),
+
+order_stats as (
+
+    select
+        run_id,
+        bucket_epoch,
+        max(case when r_util = floor(n_util / 2.0) then utilization end) as u_k0,
+        max(case when r_util = floor(n_util / 2.0) + 1 then utilization end) as u_k1,
+        max(case when r_util = floor(n_util / 2.0) + 2 then utilization end) as u_k2,
+        max(case when r_clock = floor(n_clock / 2.0) then sm_clock_mhz end) as c_k0,
+        max(case when r_clock = floor(n_clock / 2.0) + 1 then sm_clock_mhz end) as c_k1,
+        max(case when r_clock = floor(n_clock / 2.0) + 2 then sm_clock_mhz end) as c_k2
+    from ranked
+    group by run_id, bucket_epoch
+
+),
+
+medians as (
+
+    select
+        ranked.*,
+        case
+            when ranked.n_util < 2 then null
+            when ranked.n_util = 2 * floor(ranked.n_util / 2.0) then
+                case when floor(ranked.n_util / 2.0) < ranked.r_util then order_stats.u_k0 else order_stats.u_k1 end
+            else (
+                case when floor(ranked.n_util / 2.0) < ranked.r_util then order_stats.u_k0 else order_stats.u_k1 end
+                + case when floor(ranked.n_util / 2.0) + 1 < ranked.r_util then order_stats.u_k1 else order_stats.u_k2 end
+            ) / 2.0
+        end as median_other_utilization,
+        case
+            when ranked.sm_clock_mhz is null or ranked.n_clock < 2 then null
+            when ranked.n_clock = 2 * floor(ranked.n_clock / 2.0) then
+                case when floor(ranked.n_clock / 2.0) < ranked.r_clock then order_stats.c_k0 else order_stats.c_k1 end
+            else (
+                case when floor(ranked.n_clock / 2.0) < ranked.r_clock then order_stats.c_k0 else order_stats.c_k1 end
+                + case when floor(ranked.n_clock / 2.0) + 1 < ranked.r_clock then order_stats.c_k1 else order_stats.c_k2 end
+            ) / 2.0
+        end as median_other_sm_clock_mhz
+    from ranked
+    inner join order_stats
+        on order_stats.run_id = ranked.run_id and order_stats.bucket_epoch = ranked.bucket_epoch
+
+),
+
+final as (
+
+    select
+        medians.run_id,
+        medians.gpu_uuid,
+        medians.host,
+        medians.gpu_index,
+        medians.bucket_epoch,
+        medians.t_from,
+        medians.t_to,
+        medians.n_util as gpus_compared,
+        medians.utilization,
+        medians.median_other_utilization,
+        medians.sm_clock_mhz,
+        medians.median_other_sm_clock_mhz,
+        coalesce(
+            medians.median_other_utilization >= coalesce(settings.idle_threshold, 0.05)
+            and medians.utilization
+            < (1 - {{ var('straggler_margin') }}) * medians.median_other_utilization,
+            false
+        ) as utilization_trails,
+        coalesce(
+            medians.median_other_utilization >= coalesce(settings.idle_threshold, 0.05)
+            and medians.sm_clock_mhz
+            < (1 - {{ var('straggler_margin') }}) * medians.median_other_sm_clock_mhz,
+            false
+        ) as sm_clock_trails
+    from medians
+    left join gpus
+        on gpus.gpu_uuid = medians.gpu_uuid
+    left join settings
+        on settings.site = gpus.site
+
+)
+
+select * from final
