@@ -1,15 +1,19 @@
-"""dcgm-exporter scrapes in the Prometheus text exposition format (plain or gzip) → `dcgm_samples`.
+"""dcgm-exporter scrapes in the Prometheus text exposition format (plain or gzip) → `dcgm_samples`,
+and `read_dcgm`, the entry point for every DCGM file shape (by option `format`).
 
-A sample line is `NAME{label="v",...} VALUE [TIMESTAMP_MS]`. Parsing is vectorised:
+A sample line is `NAME{label="v",...} VALUE [TIMESTAMP]`. Parsing is vectorised:
 
-1. polars' CSV reader splits every line at the first `}` (name+labels | value+timestamp);
+1. polars' CSV reader splits every line at the first `}` (name+labels | value+timestamp), the
+   left part read as a categorical, so each distinct series string is hashed once, in Rust;
 2. the value and timestamp are split and cast column-wise;
-3. each distinct `name{labels` string (a series) is parsed once and joined back;
+3. each distinct `name{labels` string (a series) is parsed once (ingest/dcgm_labels.py) and
+   joined back by its categorical code;
 4. lines that do not fit the fast path (no labels, odd spacing, `}` inside a label value)
    are parsed by a full regular expression; what still fails goes to quarantine.
 
 Options (`Source.options`):
-- `format`: `prometheus_text` (default; timestamps in ms) or `openmetrics` (timestamps in s).
+- `format`: `prometheus_text` (default; timestamps in ms) or `openmetrics` (timestamps in s);
+  the other shapes are read by their own modules (see `read_dcgm`).
 - `scrape_time`: the time of samples that carry no timestamp (default: the file's mtime).
 - `node_label`: take the host from this label (e.g. `node`) instead of `Hostname`/`hostname`;
   on Kubernetes `Hostname` is the exporter pod.
@@ -24,14 +28,17 @@ from typing import Any
 import polars as pl
 
 from ingest.common import ReadResult, file_mtime, quarantine_from, to_utc_datetime
+from ingest.dcgm_labels import (
+    SENTINEL_MIN,
+    TABLE,
+    finish_rows,
+    is_sentinel,
+    resolve_series,
+)
 from ingest.errors import IngestError
-from ingest.landing import empty_quarantine, polars_schema
+from ingest.landing import empty_frame, empty_quarantine
 
-TABLE = "dcgm_samples"
-
-#: DCGM blank / not-supported sentinels (0x7ffffffffffffff0 and above)
-SENTINEL_MIN = 9223372036854775792
-_SENTINEL_F = float(SENTINEL_MIN)
+__all__ = ["FORMATS", "SENTINEL_MIN", "TABLE", "parse_text", "read_dcgm", "read_dcgm_text"]
 
 _NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 _VALUE = r'"(?:[^"\\]|\\.)*"'
@@ -39,33 +46,33 @@ _PAIR = rf"\s*[a-zA-Z_][a-zA-Z0-9_]*\s*=\s*{_VALUE}\s*"
 _SERIES_OK = rf"^{_NAME}(\{{(?:{_PAIR}(?:,{_PAIR})*,?)?\s*)?$"
 _SLOW_LINE = rf"^\s*({_NAME})\s*(?:\{{(.*)\}})?\s+(\S+)(?:\s+(\S+))?\s*$"
 
-FORMATS = ("prometheus_text", "openmetrics")
-
-
-_WANTED = (
-    "gpu",
-    "UUID",
-    "GPU_I_ID",
-    "GPU_I_PROFILE",
-    "modelName",
-    "Hostname",
-    "hostname",
-    "hpc_job",
-    "namespace",
-    "exported_namespace",
-    "pod_namespace",
-    "pod",
-    "exported_pod",
-    "pod_name",
-    "container",
-    "exported_container",
-    "container_name",
+TEXT_FORMATS = ("prometheus_text", "openmetrics")
+#: every file shape `read_dcgm` reads (`prometheus_api` is a live server: ingest/dcgm_prometheus)
+FORMATS = (
+    *TEXT_FORMATS,
+    "prometheus_range_json",
+    "long_csv",
+    "long_parquet",
+    "nvidia_smi_csv",
 )
+
+
+def _unescape(v: pl.Expr) -> pl.Expr:
+    """Prometheus label value escapes: `\\\\`, `\\"`, `\\n`."""
+    return (
+        pl.when(v.str.contains("\\", literal=True))
+        .then(
+            v.str.replace_all("\\\\", "\x00", literal=True)
+            .str.replace_all("\\n", "\n", literal=True)
+            .str.replace_all(r"\\(.)", "$1")
+            .str.replace_all("\x00", "\\", literal=True)
+        )
+        .otherwise(v)
+    )
 
 
 def _series_table(keys: pl.Series, node_label: str | None) -> pl.DataFrame:
     """Parse each distinct series key (`name{k="v",...`) once: metric, labels, reject reason."""
-    wanted = list(dict.fromkeys([*_WANTED, *([node_label] if node_label else [])]))
     s = pl.DataFrame({"key": keys}).with_row_index("sid")
     # every `k="v"` pair of every series, long: (sid, k, v)
     pairs = (
@@ -79,63 +86,16 @@ def _series_table(keys: pl.Series, node_label: str | None) -> pl.DataFrame:
         .unnest("pair")
         .with_columns(
             k=pl.col("k").str.strip_chars(),
-            v=pl.col("v").str.strip_chars().str.slice(1).str.head(-1),
+            v=_unescape(pl.col("v").str.strip_chars().str.slice(1).str.head(-1)),
         )
-        .filter(pl.col("k").is_in(wanted))
-        .with_columns(
-            v=pl.when(pl.col("v").str.contains("\\", literal=True))
-            .then(pl.col("v").str.replace_all(r"\\(.)", "$1"))
-            .otherwise(pl.col("v"))
-        )
-        .filter(pl.col("v") != "")
-        .unique(["sid", "k"], keep="first", maintain_order=True)
     )
-    labels = pairs.pivot(on="k", index="sid", values="v", on_columns=wanted)
-    for k in wanted:
-        if k not in labels.columns:
-            labels = labels.with_columns(pl.lit(None, pl.String).alias(k))
-    s = s.join(labels, on="sid", how="left")
-
-    def first(*names: str) -> pl.Expr:
-        return pl.coalesce([pl.col(n) for n in names])
-
-    host = pl.col(node_label) if node_label else first("Hostname", "hostname")
-    host_reason = (
-        f"no node label {node_label!r} (option node_label)"
-        if node_label
-        else "no host label (Hostname/hostname)"
-    )
-    s = s.select(
+    series = s.select(
         "sid",
-        "key",
         metric=pl.col("key").str.extract(rf"^({_NAME})", 1),
         ok=pl.col("key").str.contains(_SERIES_OK),
-        host=host,
-        gpu_raw=pl.col("gpu"),
-        gpu=pl.col("gpu").cast(pl.Int32, strict=False),
-        uuid=pl.col("UUID"),
-        mig_instance=pl.col("GPU_I_ID"),
-        mig_profile=pl.col("GPU_I_PROFILE"),
-        model_name=pl.col("modelName"),
-        hpc_job=pl.col("hpc_job"),
-        # after ServiceMonitor relabelling `pod`/`namespace` name the exporter itself and the
-        # workload's labels are the `exported_*` ones
-        namespace=first("exported_namespace", "namespace", "pod_namespace"),
-        pod=first("exported_pod", "pod", "pod_name"),
-        container=first("exported_container", "container", "container_name"),
     )
-    reason = (
-        pl.when(~pl.col("ok"))
-        .then(pl.lit("malformed metric name or label set"))
-        .when(pl.col("gpu_raw").is_null() & pl.col("uuid").is_null())
-        .then(pl.lit("sample has no GPU labels (gpu, UUID)"))
-        .when(pl.col("gpu_raw").is_not_null() & pl.col("gpu").is_null())
-        .then(pl.lit("gpu label is not an integer"))
-        .when(pl.col("host").is_null())
-        .then(pl.lit(host_reason))
-        .otherwise(None)
-    )
-    return s.with_columns(reject=reason).drop("ok", "gpu_raw").sort("sid")
+    resolved = resolve_series(series, pairs, node_label)
+    return s.select("sid", "key").join(resolved, on="sid", how="left")
 
 
 def _read_csv(data: bytes, file: str, **kw: Any) -> pl.DataFrame:
@@ -170,6 +130,46 @@ def _default_time(path: Path, options: dict[str, Any]) -> datetime:
     return file_mtime(path)
 
 
+def _slow_path(
+    data: bytes, slow: pl.DataFrame, ts_dtype: pl.DataType, source: str, file: str
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Lines that missed the fast path, by the full regular expression: (good rows with a
+    `key`, rejected lines as quarantine, every line of the file)."""
+    lines = _lines(data)
+    sl = slow.join(lines, on="x_line_number", how="left")
+    # indented comments and whitespace-only lines are not samples
+    sl = sl.filter(~pl.col("line").str.contains(r"^\s*(#.*)?$"))
+    g = pl.col("line").str.extract_groups(_SLOW_LINE)
+    sl = sl.with_columns(g=g).with_columns(
+        name=pl.col("g").struct.field("1"),
+        inner=pl.col("g").struct.field("2"),
+        value=pl.col("g").struct.field("3").cast(pl.Float64, strict=False),
+        t=pl.col("g").struct.field("4"),
+    )
+    sl = sl.with_columns(ts_raw=pl.col("t").cast(ts_dtype, strict=False))
+    sl_ok = (
+        pl.col("name").is_not_null()
+        & pl.col("value").is_not_null()
+        & (pl.col("t").is_null() | pl.col("ts_raw").is_not_null())
+    )
+    good = sl.filter(sl_ok).select(
+        "x_line_number",
+        key=pl.when(pl.col("inner").is_null())
+        .then(pl.col("name"))
+        .otherwise(pl.concat_str("name", pl.lit("{"), "inner")),
+        value="value",
+        ts_raw="ts_raw",
+    )
+    bad = sl.filter(~sl_ok).select(
+        pl.lit(source).alias("x_source"),
+        pl.lit(file).alias("x_source_file"),
+        "x_line_number",
+        pl.lit("unparseable sample line").alias("reason"),
+        pl.col("line").alias("raw"),
+    )
+    return good, bad, lines
+
+
 def parse_text(
     data: bytes,
     *,
@@ -181,14 +181,12 @@ def parse_text(
 ) -> ReadResult:
     """Parse exposition text already in memory, plain or gzip-compressed (see
     `read_dcgm_text` for a file)."""
-    if fmt not in FORMATS:
-        raise IngestError(f"dcgm format {fmt!r} is not supported yet", file=file)
-    schema = polars_schema(TABLE)
+    if fmt not in TEXT_FORMATS:
+        raise IngestError(f"dcgm format {fmt!r} is not a text exposition format", file=file)
     if not data or data.isspace():
-        return ReadResult(pl.DataFrame(schema=schema), empty_quarantine(), files=[file])
+        return ReadResult(empty_frame(TABLE), empty_quarantine(), files=[file])
 
-    # 1. split at the first `}`: `name{labels` | ` value [ts]`. The left part is read as a
-    #    categorical, so each distinct series string is hashed once, inside the CSV reader.
+    # 1. split at the first `}`: `name{labels` | ` value [ts]`
     df = _read_csv(
         data,
         file,
@@ -218,7 +216,7 @@ def parse_text(
         pl.col("r").str.split_exact(" ", 2).struct.rename_fields(["lead", "v", "t"]),
         r_len=pl.col("r").str.len_bytes(),
     ).unnest("r")
-    ts_dtype = pl.Int64 if fmt == "prometheus_text" else pl.Float64
+    ts_dtype: pl.DataType = pl.Int64() if fmt == "prometheus_text" else pl.Float64()
     df = df.with_columns(
         value=pl.col("v").cast(pl.Float64, strict=False),
         ts_raw=pl.col("t").cast(ts_dtype, strict=False),
@@ -242,59 +240,24 @@ def parse_text(
     good_slow: pl.DataFrame | None = None
     if slow.height:
         # 4. the full regex on the original lines of the rows that missed the fast path
-        lines = _lines(data)
-        sl = slow.join(lines, on="x_line_number", how="left")
-        # indented comments and whitespace-only lines are not samples
-        sl = sl.filter(~pl.col("line").str.contains(r"^\s*(#.*)?$"))
-        g = pl.col("line").str.extract_groups(_SLOW_LINE)
-        sl = sl.with_columns(g=g).with_columns(
-            name=pl.col("g").struct.field("1"),
-            inner=pl.col("g").struct.field("2"),
-            value=pl.col("g").struct.field("3").cast(pl.Float64, strict=False),
-            t=pl.col("g").struct.field("4"),
-        )
-        sl = sl.with_columns(ts_raw=pl.col("t").cast(ts_dtype, strict=False))
-        sl_ok = (
-            pl.col("name").is_not_null()
-            & pl.col("value").is_not_null()
-            & (pl.col("t").is_null() | pl.col("ts_raw").is_not_null())
-        )
-        good_slow = sl.filter(sl_ok).select(
-            "x_line_number",
-            key=pl.when(pl.col("inner").is_null())
-            .then(pl.col("name"))
-            .otherwise(pl.concat_str("name", pl.lit("{"), "inner")),
-            value="value",
-            ts_raw="ts_raw",
-        )
-        bad = sl.filter(~sl_ok)
+        good_slow, bad, lines = _slow_path(data, slow, ts_dtype, source, file)
         if good.height == 0 and good_slow.height == 0 and bad.height:
-            first = bad.row(0, named=True)
-            snippet = (first["line"] or "")[:120]
+            snippet = (bad.item(0, "raw") or "")[:120]
             raise IngestError(
                 f"not Prometheus text exposition: cannot parse {snippet!r}",
                 file=file,
-                line=first["x_line_number"],
+                line=bad.item(0, "x_line_number"),
             )
         if bad.height:
-            rejected.append(
-                bad.select(
-                    pl.lit(source).alias("x_source"),
-                    pl.lit(file).alias("x_source_file"),
-                    "x_line_number",
-                    pl.lit("unparseable sample line").alias("reason"),
-                    pl.col("line").alias("raw"),
-                )
-            )
+            rejected.append(bad)
 
     # drop DCGM blank sentinels
     sentinels = 0
-    is_sentinel = pl.col("value") >= _SENTINEL_F
     parts = [good] if good_slow is None else [good, good_slow]
     for i, part in enumerate(parts):
-        n = part.select(is_sentinel.sum()).item() if part.height else 0
+        n = part.select(is_sentinel(pl.col("value")).sum()).item() if part.height else 0
         if n:
-            parts[i] = part.filter(~is_sentinel)
+            parts[i] = part.filter(~is_sentinel(pl.col("value")))
             sentinels += n
 
     # 3. parse each series once, join back (fast rows by categorical code, slow ones by key)
@@ -323,24 +286,10 @@ def parse_text(
         ts_us = pl.col("ts_raw") * 1000
     else:
         ts_us = (pl.col("ts_raw") * 1_000_000).round(0).cast(pl.Int64)
-    rows = good.select(
-        time=ts_us.fill_null(default_us).cast(pl.Datetime("us")).dt.replace_time_zone("UTC"),
-        host="host",
-        gpu="gpu",
-        uuid="uuid",
-        mig_instance="mig_instance",
-        mig_profile="mig_profile",
-        metric="metric",
-        value="value",
-        model_name="model_name",
-        hpc_job="hpc_job",
-        namespace="namespace",
-        pod="pod",
-        container="container",
-        x_source=pl.lit(source, pl.String),
-        x_source_file=pl.lit(file, pl.String),
-        x_line_number=pl.col("x_line_number").cast(pl.Int64),
-    ).cast(dict(schema))  # type: ignore[arg-type]
+    good = good.with_columns(
+        time=ts_us.fill_null(default_us).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+    )
+    rows = finish_rows(good, source=source, file=file)
     quarantine = (
         pl.concat([q.cast(dict(empty_quarantine().schema)) for q in rejected]).sort("x_line_number")  # type: ignore[arg-type]
         if rejected
@@ -364,6 +313,9 @@ def read_dcgm_text(
     """
     path = Path(path)
     options = options or {}
+    fmt = options.get("format", "prometheus_text")
+    if fmt not in TEXT_FORMATS:
+        raise IngestError(f"dcgm format {fmt!r} is not a text exposition format", file=path)
     try:
         data = path.read_bytes()
     except OSError as err:
@@ -374,5 +326,37 @@ def read_dcgm_text(
         file=str(path),
         default_time=_default_time(path, options),
         node_label=options.get("node_label"),
-        fmt=options.get("format", "prometheus_text"),
+        fmt=fmt,
+    )
+
+
+def read_dcgm(
+    path: str | Path,
+    *,
+    source: str,
+    options: dict[str, Any] | None = None,
+) -> ReadResult:
+    """Read one DCGM file of any shape named by option `format` (default `prometheus_text`):
+    `prometheus_text` / `openmetrics` scrapes, `prometheus_range_json` (a saved /api/v1/query or
+    query_range response), `long_csv` / `long_parquet` exports, `nvidia_smi_csv` logs."""
+    options = options or {}
+    fmt = options.get("format", "prometheus_text")
+    if fmt in TEXT_FORMATS:
+        return read_dcgm_text(path, source=source, options=options)
+    if fmt == "prometheus_range_json":
+        from ingest.dcgm_json import read_prometheus_json
+
+        return read_prometheus_json(path, source=source, options=options)
+    if fmt in ("long_csv", "long_parquet"):
+        from ingest.dcgm_long import read_long
+
+        return read_long(path, source=source, options=options)
+    if fmt == "nvidia_smi_csv":
+        from ingest.dcgm_nvsmi import read_nvidia_smi
+
+        return read_nvidia_smi(path, source=source, options=options)
+    raise IngestError(
+        f"dcgm format {fmt!r} is not supported (one of {', '.join(FORMATS)}, or "
+        "prometheus_api with an http(s):// location)",
+        file=path,
     )

@@ -127,6 +127,7 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("namespace", STR),
         ("pod", STR),
         ("container", STR),
+        ("labels", STR),  # the series' other labels, JSON object string (ingest/dcgm_labels.py)
     ],
     "slurm_jobs": [
         ("cluster", STR),

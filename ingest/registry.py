@@ -82,9 +82,9 @@ def _reader(kind: str, source: Source) -> Callable[[Path, date | None], ReadResu
     opts: dict[str, Any] = dict(source.options)
     name = source.name
     if kind == "dcgm":
-        from ingest.dcgm import read_dcgm_text
+        from ingest.dcgm import read_dcgm
 
-        return lambda p, d: read_dcgm_text(p, source=name, options=opts)
+        return lambda p, d: read_dcgm(p, source=name, options=opts)
     if kind == "slurm":
         from ingest.slurm import read_sacct
 
@@ -231,6 +231,9 @@ def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> 
         return report
     days = sorted(set(days))
     location = cfg.resolve(source.location)
+    if kind == "dcgm" and source.options.get("format") == "prometheus_api":
+        _ingest_prometheus(source, table, location, days, home, report)
+        return report
     if "://" in location:
         raise IngestError(
             f"source {source.name}: remote locations are not supported yet: {location}"
@@ -428,3 +431,26 @@ def _ingest_billing(
         "period=",
         report,
     )
+
+
+def _ingest_prometheus(
+    source: Source, table: str, url: str, days: list[date], home: Path, report: IngestReport
+) -> None:
+    """dcgm from a live Prometheus (option `format: prometheus_api`, location = its URL): each
+    day is asked for chunk by chunk (ingest/dcgm_prometheus.py), checkpointed under
+    `<home>/state/dcgm_prometheus/<source>/date=D/` and landed whole; the checkpoints of a
+    landed day are deleted, those of a failed day let the next run resume."""
+    from ingest.dcgm_prometheus import Checkpoints, read_prometheus_day
+
+    for day in days:
+        partition = f"date={day.isoformat()}"
+        state = home / "state" / "dcgm_prometheus" / source.name / partition
+        result = read_prometheus_day(
+            url, day, source=source.name, options=dict(source.options), state_dir=state
+        )
+        report.files_read.extend(result.files)
+        report.sentinels_dropped += result.sentinels_dropped
+        if result.rows.height == 0:
+            report.warnings.append(f"no samples for {day} from {url}: landed an empty partition")
+        _land_partition(home, table, source.name, partition, result.rows, result.quarantine, report)
+        Checkpoints(state).clear()

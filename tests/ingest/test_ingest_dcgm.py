@@ -59,6 +59,10 @@ def test_datadog_fixture_metrics(samples: Path) -> None:
     assert power["value"] == 8.969
     assert power["uuid"] == "GPU-20c56d28-0da5-6d26-a36a-e7af1ce2586e"
     assert power["model_name"] == "Tesla T4"
+    assert power["labels"] == (
+        '{"DCGM_FI_DRIVER_VERSION":"460.106.00",'
+        '"DCGM_FI_PROCESS_NAME":"/usr/bin/dcgm-exporter","device":"nvidia0"}'
+    )
     assert at(15)["value"] == 128996013.0
     assert at(67)["metric"] == "DCGM_FI_DEV_FB_USED_PERCENT"
     assert at(67)["value"] == 0.000008
@@ -78,6 +82,12 @@ def test_datadog_fixture_metrics(samples: Path) -> None:
         "namespace": "ray-llm",
         "pod": "ray-1111111",
         "container": "ray-worker",
+        "labels": (
+            '{"DCGM_FI_CUDA_DRIVER_VERSION":"12040","DCGM_FI_DEV_BRAND":"NVIDIA",'
+            '"DCGM_FI_DEV_MINOR_NUMBER":"0","DCGM_FI_DEV_NAME":"NVIDIA A10G",'
+            '"DCGM_FI_DEV_SERIAL":"1111111","DCGM_FI_DRIVER_VERSION":"550.144.03",'
+            '"DCGM_FI_PROCESS_NAME":"/usr/bin/dcgm-exporter","device":"nvidia0"}'
+        ),
         "x_source": "dd",
         "x_source_file": str(path),
         "x_line_number": 116,
@@ -220,7 +230,7 @@ def test_gzip_openmetrics_and_errors(tmp_path: Path) -> None:
     trunc.write_bytes(gzip.compress(text.encode())[:20])
     with pytest.raises(IngestError, match=r"trunc\.prom\.gz: corrupt or truncated gzip"):
         read_dcgm_text(trunc, source="src")
-    with pytest.raises(IngestError, match="not supported yet"):
+    with pytest.raises(IngestError, match="'long_csv' is not a text exposition format"):
         read_dcgm_text(f, source="src", options={"format": "long_csv"})
     empty = tmp_path / "empty.prom"
     empty.write_text("")
