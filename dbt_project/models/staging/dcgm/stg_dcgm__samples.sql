@@ -21,7 +21,10 @@ renamed as (
         model_name,
         hpc_job,
         namespace as k8s_namespace,
-        pod as k8s_pod
+        pod as k8s_pod,
+        -- the series' other labels (JSON object text), e.g. the XID code (`err_code`/`xid`) of
+        -- DCGM_EXP_XID_ERRORS_COUNT, `pci_bus_id`, scrape `job`/`instance`
+        labels
 
     from source
 
