@@ -173,6 +173,14 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("max_rss_mib", F64),
         ("x_snapshot_date", pa.date32()),
     ],
+    "slurm_node_events": [
+        ("cluster", STR),
+        ("node", STR),
+        ("time_start", TS),
+        ("time_end", TS),
+        ("state", STR),
+        ("reason", STR),
+    ],
     "k8s_pods": [
         ("cluster", STR),
         ("uid", STR),
@@ -203,7 +211,14 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
 }
 
 #: tables whose columns are fixed by the contract (every column of the schema is written)
-FIXED_TABLES = ("gcp_billing_lines", "dcgm_samples", "slurm_jobs", "k8s_pods", "power_readings")
+FIXED_TABLES = (
+    "gcp_billing_lines",
+    "dcgm_samples",
+    "slurm_jobs",
+    "slurm_node_events",
+    "k8s_pods",
+    "power_readings",
+)
 #: tables whose columns are the source's own (only lineage is fixed)
 OPEN_TABLES = ("aws_cur_lines",)
 TABLES = (*OPEN_TABLES, *FIXED_TABLES, QUARANTINE_TABLE)

@@ -59,6 +59,7 @@ class IngestReport:
     rows_landed: int = 0
     rows_quarantined: int = 0
     sentinels_dropped: int = 0
+    node_events_landed: int = 0  # slurm with option `events`: rows in `slurm_node_events`
     files_read: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -244,6 +245,8 @@ def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> 
         _ingest_daily(source, kind, table, location, days, home, report)
     else:
         _ingest_whole(source, kind, table, location, days, home, report)
+    if kind == "slurm" and source.options.get("events"):
+        _ingest_node_events(cfg, source, days, home, report)
     return report
 
 
@@ -454,3 +457,53 @@ def _ingest_prometheus(
             report.warnings.append(f"no samples for {day} from {url}: landed an empty partition")
         _land_partition(home, table, source.name, partition, result.rows, result.quarantine, report)
         Checkpoints(state).clear()
+
+
+NODE_EVENTS_TABLE = "slurm_node_events"
+
+
+def _ingest_node_events(
+    cfg: Config, source: Source, days: list[date], home: Path, report: IngestReport
+) -> None:
+    """Land `sacctmgr show event` output (slurm option `events`: a path or glob, `{date}` not
+    used: the file covers a window) into `slurm_node_events`, partitioned by the UTC day of
+    TimeStart. Lands the requested days, plus the start day of every event that overlaps them
+    (an outage that began earlier and closed since is replaced by its closed row). Rejected
+    lines go to `raw/quarantine/<source>.events/` (the jobs' quarantine is not touched)."""
+    from ingest.slurm_events import read_node_events
+
+    location = cfg.resolve(str(source.options["events"]))
+    if "://" in location:
+        raise IngestError(
+            f"source {source.name}: remote event locations are not supported yet: {location}"
+        )
+    files = _expand(location)
+    if not files:
+        report.warnings.append(f"no node event files match {location}")
+    opts = dict(source.options)
+    result = ReadResult.concat(
+        NODE_EVENTS_TABLE, [read_node_events(f, source=source.name, options=opts) for f in files]
+    )
+    report.files_read.extend(result.files)
+    report.warnings.extend(result.warnings)
+    rows = result.rows.with_columns(_day=pl.col("time_start").dt.date())
+    first, last = days[0], days[-1]
+    overlapping = rows.filter(
+        (pl.col("_day") < first)
+        & (pl.col("time_end").is_null() | (pl.col("time_end").dt.date() >= first))
+    )["_day"].to_list()
+    wanted = sorted(set(days) | set(overlapping))
+    q_source = f"{source.name}.events"
+    for day in wanted:
+        partition = f"date={day.isoformat()}"
+        part = rows.filter(pl.col("_day") == day).drop("_day")
+        land(home, NODE_EVENTS_TABLE, source.name, partition, part)
+        report.node_events_landed += part.height
+        if day in days:
+            # rejected lines have no day: they are filed with the first requested day
+            q = result.quarantine if day == first else result.quarantine.clear()
+            land_quarantine(home, q_source, partition, q)
+            report.rows_quarantined += q.height
+    outside = rows.filter(pl.col("_day") > last).height
+    if outside:
+        report.warnings.append(f"{outside} node events start after {last} and were not landed")

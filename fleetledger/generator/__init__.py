@@ -17,6 +17,7 @@ from fleetledger.generator import fleet as F
 from fleetledger.generator.bill_files import write_cur, write_gcp
 from fleetledger.generator.dcgm_text import write_node_day
 from fleetledger.generator.fleet import DAY, Fleet, build_fleet
+from fleetledger.generator.health_truth import health_truth
 from fleetledger.generator.power_files import write_power
 from fleetledger.generator.scheduler_files import write_node_events, write_pods, write_sacct
 from fleetledger.generator.telemetry import node_series
@@ -273,5 +274,6 @@ def generate(
             },
         },
     }
+    ground_truth.update(health_truth(fleet, truth, result["runs"]))
     (out / "ground_truth.json").write_text(json.dumps(ground_truth, indent=1))
     return ground_truth

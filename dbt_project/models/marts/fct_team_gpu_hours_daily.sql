@@ -1,0 +1,85 @@
+-- GPU-hours per team and UTC day (docs/metrics.md): the scheduler's allocation (GPUs x the
+-- part of [started_at, ended_at or the end of the window) inside the day), and what telemetry
+-- says the runs did with it (busy / allocated-idle GPU-hours, direct cost). Team null: runs no
+-- team rule matched.
+with
+
+days as (
+
+    select distinct day_epoch from {{ ref('int_hours') }}
+
+),
+
+window_end as (
+
+    select max(hour_epoch) + 3600 as t_end from {{ ref('int_hours') }}
+
+),
+
+runs as (
+
+    select
+        fct_runs.run_id,
+        fct_runs.team,
+        fct_runs.gpus,
+        {{ to_epoch('fct_runs.started_at') }} as started_epoch,
+        coalesce({{ to_epoch('fct_runs.ended_at') }}, window_end.t_end) as ended_epoch
+    from {{ ref('fct_runs') }} as fct_runs
+    cross join window_end
+    where fct_runs.started_at is not null
+
+),
+
+allocated as (
+
+    select
+        days.day_epoch,
+        runs.team,
+        count(distinct runs.run_id) as runs,
+        sum(
+            runs.gpus * (
+                least(runs.ended_epoch, days.day_epoch + 86400)
+                - greatest(runs.started_epoch, days.day_epoch)
+            )
+        ) / 3600.0 as allocated_gpu_hours
+    from days
+    inner join runs
+        on runs.started_epoch < days.day_epoch + 86400
+        and runs.ended_epoch > days.day_epoch
+    group by days.day_epoch, runs.team
+
+),
+
+held as (
+
+    select
+        run_hours.day_epoch,
+        run_teams.team,
+        sum(run_hours.busy_seconds) / 3600.0 as busy_gpu_hours,
+        sum(run_hours.allocated_idle_seconds) / 3600.0 as allocated_idle_gpu_hours,
+        sum(run_hours.cost) as cost
+    from {{ ref('int_run_gpu_hour_costs') }} as run_hours
+    inner join {{ ref('fct_runs') }} as run_teams
+        on run_teams.run_id = run_hours.run_id
+    group by run_hours.day_epoch, run_teams.team
+
+),
+
+final as (
+
+    select
+        cast({{ from_epoch('allocated.day_epoch') }} as date) as day,
+        allocated.team,
+        allocated.runs,
+        allocated.allocated_gpu_hours,
+        coalesce(held.busy_gpu_hours, 0) as busy_gpu_hours,
+        coalesce(held.allocated_idle_gpu_hours, 0) as allocated_idle_gpu_hours,
+        coalesce(held.cost, 0) as cost
+    from allocated
+    left join held
+        on held.day_epoch = allocated.day_epoch
+        and (held.team = allocated.team or (held.team is null and allocated.team is null))
+
+)
+
+select * from final

@@ -1,0 +1,62 @@
+-- fct_daily_spend sums to fct_billing's reporting-currency effective cost, prorated to the
+-- accounted days like assert_reconciliation_by_day_and_provider, per day and provider within
+-- $0.01 (every bill line lands in some team, `unattributed` or unallocated, exactly once).
+with
+
+days as (
+
+    select distinct day_epoch from {{ ref('int_hours') }}
+
+),
+
+bill as (
+
+    select
+        days.day_epoch,
+        billing.x_provider as provider,
+        sum(
+            billing.x_effective_cost_reporting
+            * (
+                least({{ to_epoch('billing."ChargePeriodEnd"') }}, days.day_epoch + 86400)
+                - greatest({{ to_epoch('billing."ChargePeriodStart"') }}, days.day_epoch)
+            )
+            / nullif(
+                {{ to_epoch('billing."ChargePeriodEnd"') }}
+                - {{ to_epoch('billing."ChargePeriodStart"') }},
+                0
+            )
+        ) as bill_cost
+    from {{ ref('fct_billing') }} as billing
+    inner join days
+        on {{ to_epoch('billing."ChargePeriodStart"') }} < days.day_epoch + 86400
+        and {{ to_epoch('billing."ChargePeriodEnd"') }} > days.day_epoch
+    group by days.day_epoch, billing.x_provider
+
+),
+
+spend as (
+
+    select
+        cast({{ to_epoch('day') }} as double) as day_epoch,
+        provider,
+        sum(cost) as spend_cost
+    from {{ ref('fct_daily_spend') }}
+    group by {{ to_epoch('day') }}, provider
+
+),
+
+compared as (
+
+    select
+        coalesce(bill.day_epoch, spend.day_epoch) as day_epoch,
+        coalesce(bill.provider, spend.provider) as provider,
+        coalesce(bill.bill_cost, 0) as bill_cost,
+        coalesce(spend.spend_cost, 0) as spend_cost
+    from bill
+    full outer join spend
+        on spend.day_epoch = bill.day_epoch and spend.provider = bill.provider
+
+)
+
+select * from compared
+where abs(bill_cost - spend_cost) > 0.01
