@@ -19,7 +19,8 @@ from orchestration.dbt import build_dbt_assets, dbt_resource
 from orchestration.publish import publish_assets
 from orchestration.resources import FleetResource
 from orchestration.scheduler import scheduler_assets
-from orchestration.schedules import daily_job, daily_schedule
+from orchestration.schedules import DAILY_JOB_NAME, daily_job, daily_schedule
+from orchestration.sensors import billing_sensors
 from orchestration.telemetry import telemetry_assets
 
 log = logging.getLogger(__name__)
@@ -65,5 +66,6 @@ def build_definitions(home: Path | None = None) -> Definitions:
         assets=assets,
         jobs=[job],
         schedules=[daily_schedule(job)],
+        sensors=billing_sensors(cfg, assets, DAILY_JOB_NAME),
         resources=resources,
     )

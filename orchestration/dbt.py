@@ -8,7 +8,7 @@ tables with the config asset, so the graph runs source → staging → marts →
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -26,7 +26,7 @@ from dagster_dbt import (
 
 from fleetledger.config import Config
 from orchestration.config_assets import CONFIG_TABLES_KEY
-from orchestration.ingest_assets import landing_table, raw_asset_key
+from orchestration.ingest_assets import kinds_landing, raw_asset_key
 from orchestration.partitions import DAILY, SINGLE_RUN
 from orchestration.resources import FleetResource
 
@@ -179,11 +179,25 @@ class FleetDbtTranslator(DagsterDbtTranslator):
         return spec.replace_attributes(deps=deps)
 
 
-def upstream_by_table(cfg: Config | None) -> dict[str, list[AssetKey]]:
-    tables: dict[str, list[AssetKey]] = {}
-    for source in cfg.sources if cfg else []:
-        tables.setdefault(landing_table(source.kind), []).append(raw_asset_key(source.name))
-    return tables
+def upstream_by_table(cfg: Config | None, tables: Iterable[str]) -> dict[str, list[AssetKey]]:
+    """For each landing table, the ingest assets of the configured sources that land it."""
+    sources = cfg.sources if cfg else []
+    out: dict[str, list[AssetKey]] = {}
+    for table in tables:
+        kinds = kinds_landing(table)
+        keys = [raw_asset_key(s.name) for s in sources if s.kind in kinds]
+        if keys:
+            out[table] = keys
+    return out
+
+
+def _landing_tables(manifest_path: Path) -> list[str]:
+    manifest = json.loads(manifest_path.read_text())
+    return sorted(
+        str(props["name"])
+        for props in manifest.get("sources", {}).values()
+        if props.get("source_name") == LANDING_SOURCE
+    )
 
 
 def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefinition | None:
@@ -191,7 +205,8 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
     if project is None:
         return None
     translator = FleetDbtTranslator(
-        upstream_by_table(cfg), CONFIG_TABLES_KEY if has_config_asset else None
+        upstream_by_table(cfg, _landing_tables(project.manifest_path)),
+        CONFIG_TABLES_KEY if has_config_asset else None,
     )
 
     @dbt_assets(

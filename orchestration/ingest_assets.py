@@ -39,6 +39,30 @@ TABLE_BY_KIND: dict[str, str] = {
 }
 
 
+# every landing table whose name starts with the prefix comes from sources of that kind
+# (e.g. slurm lands slurm_jobs and slurm_node_events, aws_cur lands aws_cur_deliveries too)
+TABLE_PREFIX_BY_KIND: dict[str, str] = {
+    "aws_cur": "aws_cur_",
+    "gcp_billing": "gcp_billing_",
+    "gcp_catalog": "gcp_catalog_",
+    "focus": "focus_",
+    "azure_cost": "azure_cost_",
+    "oci_cost": "oci_cost_",
+    "rate_card": "rate_card_",
+    "dcgm": "dcgm_",
+    "slurm": "slurm_",
+    "kubernetes": "k8s_",
+    "kueue": "kueue_",
+    "power": "power_",
+}
+
+
+def kinds_landing(table: str) -> set[str]:
+    """The source kinds whose ingest lands `table`."""
+    kinds = {k for k in TABLE_PREFIX_BY_KIND if landing_table(k) == table}
+    return kinds or {k for k, prefix in TABLE_PREFIX_BY_KIND.items() if table.startswith(prefix)}
+
+
 def raw_asset_key(source_name: str) -> AssetKey:
     return AssetKey(["raw", source_name])
 
