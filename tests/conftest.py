@@ -52,3 +52,39 @@ def pipeline_home(
 @pytest.fixture(scope="session")
 def ground_truth(small_fleet: Path) -> dict:
     return json.loads((small_fleet / "ground_truth.json").read_text())
+
+
+# A second, different fleet: another seed, fewer nodes (2 AWS, 1 GKE + a MIG/time-sliced GKE
+# node, 2 on-prem), 2 days.
+MIG_FLEET = {"days": 2, "seed": 2, "aws_nodes": 2, "gcp_nodes": 1, "onprem_nodes": 2, "mig": True}
+
+
+def _run_fleet(home: Path, start: date, days: int) -> Path:
+    from fleetledger.pipeline import run_pipeline
+
+    run_pipeline(home, start, start + timedelta(days=days - 1))
+    assert (home / "warehouse.duckdb").exists()
+    return home
+
+
+@pytest.fixture(scope="session")
+def mig_pipeline_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The second fleet (MIG-sliced and time-sliced GPUs) after the whole pipeline."""
+    home = tmp_path_factory.mktemp("mig_fleet")
+    generate(home, start=FLEET_START, scrape_interval_s=60, **MIG_FLEET)
+    return _run_fleet(home, FLEET_START, MIG_FLEET["days"])
+
+
+@pytest.fixture(scope="session")
+def unlabelled_pipeline_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small fleet again, but the AWS site's DCGM exporter adds no `hpc_job` labels."""
+    home = tmp_path_factory.mktemp("unlabelled_fleet")
+    generate(
+        home,
+        days=FLEET_DAYS,
+        seed=FLEET_SEED,
+        start=FLEET_START,
+        scrape_interval_s=60,
+        hpc_job_labels=False,
+    )
+    return _run_fleet(home, FLEET_START, FLEET_DAYS)
