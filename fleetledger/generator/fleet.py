@@ -783,8 +783,8 @@ def build_fleet(
             hold(r)
             t += int(rng.exponential(DAY / per_day))
 
-    background("aws-hpc", aws, False, 20)
-    background("onprem", onp, True, 7)
+    background("aws-hpc", aws, False, 32)
+    background("onprem", onp, True, 11)
 
     runs.sort(key=lambda r: (r.scheduler, r.cluster, r.submitted, r.job_id, r.attempt))
     return Fleet(
