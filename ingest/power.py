@@ -1,7 +1,13 @@
-"""Facility power meter CSV `timestamp,site,meter,kind,kw` → `power_readings`.
+"""Power sources, by option `format`:
 
-`kind` must be `facility` or `it` (case-insensitive) and `kw` a number >= 0; other rows go to
-quarantine. Timestamps without an offset are taken in option `timezone` (default UTC).
+- `meter_csv` (default): facility power meter CSV `timestamp,site,meter,kind,kw` →
+  `power_readings`. `kind` must be `facility` or `it` (case-insensitive) and `kw` a number >= 0;
+  other rows go to quarantine. Timestamps without an offset are taken in option `timezone`
+  (default UTC).
+- `node_gpu_rollup`: hourly per-node GPU power / utilisation rollups exported from a monitoring
+  database → `node_gpu_power_hourly` (ingest/power_rollup.py).
+
+`read_power` reads one file of either format.
 """
 
 from __future__ import annotations
@@ -17,6 +23,18 @@ from ingest.landing import empty_quarantine, polars_schema
 
 TABLE = "power_readings"
 COLUMNS = ("timestamp", "site", "meter", "kind", "kw")
+#: option `format` → landing table
+FORMAT_TABLES = {"meter_csv": TABLE, "node_gpu_rollup": "node_gpu_power_hourly"}
+
+
+def power_format(options: dict[str, Any]) -> str:
+    fmt = str(options.get("format", "meter_csv"))
+    if fmt not in FORMAT_TABLES:
+        raise IngestError(
+            f"option format: power format {fmt!r} is not supported "
+            f"(one of {', '.join(FORMAT_TABLES)})"
+        )
+    return fmt
 
 
 def parse_power_csv(
@@ -92,3 +110,15 @@ def read_power_csv(
     """Read one power meter CSV (plain or gzip; header required)."""
     path = Path(path)
     return parse_power_csv(read_bytes(path), source=source, file=str(path), options=options)
+
+
+def read_power(
+    path: str | Path, *, source: str, options: dict[str, Any] | None = None
+) -> ReadResult:
+    """Read one power file in the source's `format` (see the module docstring)."""
+    options = options or {}
+    if power_format(options) == "node_gpu_rollup":
+        from ingest.power_rollup import read_node_gpu_rollup
+
+        return read_node_gpu_rollup(path, source=source, options=options)
+    return read_power_csv(path, source=source, options=options)

@@ -41,6 +41,12 @@ KIND_TABLES = {
     "slurm": "slurm_jobs",
     "kubernetes": "k8s_pods",
     "power": "power_readings",
+    "kueue": "kueue_workloads",
+}
+#: (kind, option `format`) → landing table, where a format lands a table of its own
+FORMAT_TABLES = {
+    ("kubernetes", "kube_state_metrics"): "k8s_gpu_requests",
+    ("power", "node_gpu_rollup"): "node_gpu_power_hourly",
 }
 BILLING = {"aws_cur", "gcp_billing"}
 DATE_PLACEHOLDER = "{date}"
@@ -90,14 +96,22 @@ def _reader(kind: str, source: Source) -> Callable[[Path, date | None], ReadResu
         from ingest.slurm import read_sacct
 
         return lambda p, d: read_sacct(p, source=name, options=opts, snapshot_date=d)
+    if kind == "kubernetes" and opts.get("format") == "kube_state_metrics":
+        from ingest.kubernetes_ksm import read_ksm
+
+        return lambda p, d: read_ksm(p, source=name, options=opts)
+    if kind == "kueue":
+        from ingest.kueue import read_workloads
+
+        return lambda p, d: read_workloads(p, source=name, options=opts)
     if kind == "kubernetes":
         from ingest.kubernetes import read_pods
 
         return lambda p, d: read_pods(p, source=name, options=opts)
     if kind == "power":
-        from ingest.power import read_power_csv
+        from ingest.power import read_power
 
-        return lambda p, d: read_power_csv(p, source=name, options=opts)
+        return lambda p, d: read_power(p, source=name, options=opts)
     if kind == "gcp_billing":
         from ingest.gcp_billing import read_gcp_billing_jsonl
 
@@ -118,9 +132,11 @@ def _expand(pattern: str) -> list[Path]:
     return [Path(pattern)] if os.path.isfile(pattern) else []
 
 
-def _day_expr(kind: str) -> pl.Expr:
-    if kind in ("dcgm", "power"):
+def _day_expr(kind: str, table: str | None = None) -> pl.Expr:
+    if kind in ("dcgm", "power") or table == "k8s_gpu_requests":
         return pl.col("time").dt.date()
+    if kind == "kueue":
+        return pl.col("snapshot_at").dt.date()
     if kind == "kubernetes":
         return pl.col("snapshot_at").dt.date()
     if kind == "slurm":
@@ -214,6 +230,44 @@ def _land_split(
         )
 
 
+def source_table(source: Source) -> str:
+    """The landing table a source fills: its format's when that lands a table of its own
+    (`FORMAT_TABLES`), else its kind's."""
+    fmt = source.options.get("format")
+    return FORMAT_TABLES.get((source.kind, str(fmt)), KIND_TABLES.get(source.kind, source.kind))
+
+
+def _is_sacct_command(location: str, source: Source) -> bool:
+    from ingest.slurm import is_command_source
+
+    return is_command_source(location, dict(source.options))
+
+
+def _ingest_sacct_command(
+    source: Source, table: str, days: list[date], home: Path, report: IngestReport
+) -> None:
+    """slurm with option `command: true` (or location `sacct://`): run `sacct` once per
+    requested UTC day window, never once per job, and land each day's output as that day's
+    partition (`x_snapshot_date` = the day). Every window runs before anything is landed, so a
+    failing call lands nothing."""
+    from ingest.slurm import run_sacct
+
+    opts = dict(source.options)
+    results = [(day, run_sacct(day, source=source.name, options=opts)) for day in days]
+    for day, result in results:
+        report.files_read.extend(result.files)
+        report.warnings.extend(result.warnings)
+        _land_partition(
+            home,
+            table,
+            source.name,
+            f"date={day.isoformat()}",
+            result.rows,
+            result.quarantine,
+            report,
+        )
+
+
 # --------------------------------------------------------------------------- entry point
 
 
@@ -223,7 +277,7 @@ def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> 
     kind = source.kind
     if kind not in KIND_TABLES:
         raise IngestError(f"source {source.name}: kind {kind!r} is not supported yet")
-    table = KIND_TABLES[kind]
+    table = source_table(source)
     home = Path(home)
     write_schema_files(home)
     report = IngestReport(source=source.name, kind=kind, table=table)
@@ -232,14 +286,17 @@ def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> 
         return report
     days = sorted(set(days))
     location = cfg.resolve(source.location)
+    sacct_command = kind == "slurm" and _is_sacct_command(location, source)
     if kind == "dcgm" and source.options.get("format") == "prometheus_api":
         _ingest_prometheus(source, table, location, days, home, report)
         return report
-    if "://" in location:
+    if "://" in location and not sacct_command:
         raise IngestError(
             f"source {source.name}: remote locations are not supported yet: {location}"
         )
-    if kind in BILLING:
+    if sacct_command:
+        _ingest_sacct_command(source, table, days, home, report)
+    elif kind in BILLING:
         _ingest_billing(source, kind, table, location, days, home, report)
     elif DATE_PLACEHOLDER in location:
         _ingest_daily(source, kind, table, location, days, home, report)
@@ -319,7 +376,7 @@ def _land_day_files(
             report.warnings.extend(res.warnings)
             rejected.append(res.quarantine)
             if res.rows.height:
-                elsewhere += res.rows.filter(_day_expr(kind) != day).height
+                elsewhere += res.rows.filter(_day_expr(kind, table) != day).height
             yield res.rows
 
     _, n = land_frames(home, table, source, partition, frames())
@@ -350,7 +407,7 @@ def _ingest_whole(
         report.warnings.append(f"no files match {location}")
     combined = _collect(reader, files, None, table, report)
     if kind == "slurm" and combined.rows.height:
-        undated = combined.rows.filter(_day_expr(kind).is_null()).height
+        undated = combined.rows.filter(_day_expr(kind, table).is_null()).height
         if undated:
             report.warnings.append(f"{undated} jobs have no snapshot, start or submit day")
     _land_split(
@@ -358,7 +415,7 @@ def _ingest_whole(
         table,
         source.name,
         combined,
-        _day_expr(kind).cast(pl.String),
+        _day_expr(kind, table).cast(pl.String),
         [d.isoformat() for d in days],
         "date=",
         report,

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fleetledger.config import Config
+from fleetledger.config import Config, Source
 from ingest.errors import IngestError
 from ingest.landing import SCHEMAS
 from ingest.registry import ingest_source
@@ -257,8 +257,11 @@ def test_billing_periods(tmp_path: Path) -> None:
 def test_unsupported_kind_and_bad_file(tmp_path: Path) -> None:
     cfg = build_fleet(tmp_path / "fleet")
     home = tmp_path / "home"
-    with pytest.raises(IngestError, match="kind 'kueue' is not supported yet"):
-        ingest_source(cfg, cfg.source("kueue"), [D1], home)
+    # kueue has a reader now (tests/scheduler): no files is an empty partition, not an error
+    r = ingest_source(cfg, cfg.source("kueue"), [D1], home)
+    assert (r.table, r.rows_landed) == ("kueue_workloads", 0)
+    with pytest.raises(IngestError, match="kind 'rate_card' is not supported yet"):
+        ingest_source(cfg, Source(name="rc", kind="rate_card", location="rc.csv"), [D1], home)
     (tmp_path / "fleet" / "k8s" / f"pods-{D2}.json").write_text("[not json")
     with pytest.raises(IngestError, match=f"pods-{D2}.json, line 1: not valid JSON"):
         ingest_source(cfg, cfg.source("pods"), [D2], home)
