@@ -1,17 +1,39 @@
-"""GCP billing export rows as JSONL (the BigQuery export's nested shape) → `gcp_billing_lines`.
+"""GCP billing export rows (standard and detailed/resource schemas) → `gcp_billing_lines`.
 
-Each line is one export row: nested `service{id,description}`, `sku`, `project`, `labels`
-(`[{key,value}]`), `location`, `resource{name,global_name}`, `usage`, `credits`
-(`[{name,amount,...}]`), `invoice{month}`. The landing partition is `period=YYYY-MM` from
-`invoice.month` (`YYYYMM`). Lines that are not JSON objects, or lack a valid invoice month or
-cost, go to quarantine.
+The same export rows arrive in three file shapes (`options.format`: `auto` (default, by the
+file's name and first bytes), `jsonl`, `csv`, `parquet`):
+
+- JSONL, the BigQuery export's nested shape: `service{id,description}`, `sku`, `project`,
+  `labels` (`[{key,value}]`), `location`, `resource{name,global_name}`, `usage`, `credits`
+  (`[{name,amount,...}]`), `invoice{month}`.
+- CSV flattened by a BigQuery export or a notebook: dotted headers (`service.id`,
+  `invoice.month`, `usage.amount_in_pricing_units`, ...) and the repeated fields as list literals,
+  JSON or Python repr (`[{'name': 'FreeTrial', 'amount': -5e-06, 'full_name': None}]`).
+- Parquet: nested struct/list columns as BigQuery writes them, or flattened dotted columns.
+
+Rows read from BigQuery itself (`ingest/gcp_bigquery.py`) go through the same mapping
+(`rows_to_result`). The landing partition is `period=YYYY-MM` from `invoice.month` (`YYYYMM`, a
+Pacific-time month). Net cost = `cost + sum(credits.amount)` (credits are negative); `labels`
+becomes a JSON object, the project is the sub-account. A row that is not an object, or lacks a
+valid invoice month or cost, or has an unparseable time, goes to quarantine with the reason; a
+file that is not in the declared shape at all (not JSON lines, a CSV without `cost` and
+`invoice.month`) fails with the file, line and problem.
+
+`ledger_*` compute, independently of the mapping above (Decimal arithmetic on the raw text), each
+row's `cost + credits` and invoice month: the source's own totals that the reconciliation check
+compares the landed rows with.
 """
 
 from __future__ import annotations
 
+import ast
+import csv
+import io
 import json
 import math
 import re
+from collections.abc import Iterable, Iterator
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +44,22 @@ from ingest.errors import IngestError
 from ingest.landing import polars_schema
 
 TABLE = "gcp_billing_lines"
+FORMATS = ("auto", "jsonl", "csv", "parquet")
 _MONTH = re.compile(r"^(\d{4})(0[1-9]|1[0-2])$")
 _TIME_COLUMNS = ("usage_start_time", "usage_end_time", "export_time")
+#: a flattened CSV must have these headers
+CSV_REQUIRED = ("cost", "invoice.month")
+#: repeated fields that flattened files carry as list literals
+_LIST_FIELDS = ("labels", "credits")
+#: what the source totals sum, in the export's own terms
+TOTAL_BASIS = "cost + sum(credits.amount)"
+LEDGER_SCHEMA = {
+    "x_source_file": pl.String,
+    "x_line_number": pl.Int64,
+    "period": pl.String,
+    "currency": pl.String,
+    "amount": pl.Float64,
+}
 
 
 class _RowError(ValueError):
@@ -50,7 +86,11 @@ def _num(value: Any, what: str, default: float | None = None) -> float | None:
 def _str(value: Any) -> str | None:
     if value is None:
         return None
-    return value if isinstance(value, str) else str(value)
+    if isinstance(value, str):
+        return value
+    if hasattr(value, "isoformat"):  # datetimes from BigQuery or Parquet
+        return str(value.isoformat())
+    return str(value)
 
 
 def _labels(value: Any) -> str:
@@ -78,10 +118,11 @@ def _credits(value: Any) -> tuple[float, str]:
         if not isinstance(c, dict):
             raise _RowError(f"credits item is not an object: {c!r}")
         total += _num(c.get("amount"), "credits.amount", 0.0) or 0.0
-    return total, json.dumps(value, sort_keys=True)
+    return total, json.dumps(value, sort_keys=True, default=str)
 
 
-def _row(row: dict[str, Any]) -> dict[str, Any]:
+def export_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One export row (nested shape) as a `gcp_billing_lines` record (times still text)."""
     invoice = _obj(row, "invoice")
     month = _str(invoice.get("month"))
     if month is None or not _MONTH.match(month.strip()):
@@ -125,7 +166,12 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
+# a record handed to rows_to_result: (line number, the row or why it could not be read, raw text)
+Record = tuple[int, "dict[str, Any] | _RowError", str]
+
+
+def rows_to_result(records: Iterable[Record], *, source: str, file: str) -> ReadResult:
+    """Map export rows to `gcp_billing_lines`; rows that break a rule go to quarantine."""
     schema = polars_schema(TABLE)
     data_cols = [c for c in schema if not c.startswith("x_")]
     cols: dict[str, list[Any]] = {c: [] for c in data_cols}
@@ -134,34 +180,20 @@ def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
     q_lines: list[int] = []
     q_reasons: list[str] = []
     q_raws: list[str] = []
-    parsed_any = False
-    json_errors = 0
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    for lineno, obj, raw in records:
         try:
-            obj = json.loads(line)
-            if not isinstance(obj, dict):
-                raise _RowError("line is not a JSON object")
-            rec = _row(obj)
-        except json.JSONDecodeError as err:
-            json_errors += 1
-            q_lines.append(lineno)
-            q_reasons.append(f"not valid JSON: {err.msg} at column {err.colno}")
-            q_raws.append(line)
-            continue
+            if isinstance(obj, _RowError):
+                raise obj
+            rec = export_row(obj)
         except _RowError as err:
             q_lines.append(lineno)
             q_reasons.append(str(err))
-            q_raws.append(line)
+            q_raws.append(raw)
             continue
         for c in data_cols:
             cols[c].append(rec[c])
-        parsed_any = True
         lines.append(lineno)
-        raws.append(line)
-    if not parsed_any and q_lines and json_errors == len(q_lines):
-        raise IngestError(f"not JSON lines: {q_reasons[0]}", file=file, line=q_lines[0])
+        raws.append(raw)
     str_schema = {c: (pl.String if c in _TIME_COLUMNS else schema[c]) for c in data_cols}
     df = pl.DataFrame(cols, schema=str_schema).with_columns(
         x_source=pl.lit(source, pl.String),
@@ -174,12 +206,11 @@ def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
         [pl.col(c).is_not_null() & pl.col(f"_{c}").is_null() for c in _TIME_COLUMNS]
     )
     bad = parsed.filter(bad_time)
-    if bad.height:
-        for r in bad.iter_rows(named=True):
-            which = [c for c in _TIME_COLUMNS if r[c] is not None and r[f"_{c}"] is None]
-            q_lines.append(r["x_line_number"])
-            q_reasons.append(f"unparseable time in {which[0]}: {r[which[0]]!r}")
-            q_raws.append(r["_raw"])
+    for r in bad.iter_rows(named=True):
+        which = [c for c in _TIME_COLUMNS if r[c] is not None and r[f"_{c}"] is None]
+        q_lines.append(r["x_line_number"])
+        q_reasons.append(f"unparseable time in {which[0]}: {r[which[0]]!r}")
+        q_raws.append(r["_raw"])
     rows = (
         parsed.filter(~bad_time)
         .with_columns([pl.col(f"_{c}").alias(c) for c in _TIME_COLUMNS])
@@ -189,6 +220,34 @@ def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
     return ReadResult(rows, quarantine, files=[file])
 
 
+# --------------------------------------------------------------------------- JSONL
+
+
+def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
+    records: list[Record] = []
+    json_errors: list[tuple[int, str]] = []
+    parsed_any = False
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            reason = f"not valid JSON: {err.msg} at column {err.colno}"
+            json_errors.append((lineno, reason))
+            records.append((lineno, _RowError(reason), line))
+            continue
+        if not isinstance(obj, dict):
+            records.append((lineno, _RowError("line is not a JSON object"), line))
+            continue
+        parsed_any = True
+        records.append((lineno, obj, line))
+    if not parsed_any and json_errors and len(json_errors) == len(records):
+        line, reason = json_errors[0]
+        raise IngestError(f"not JSON lines: {reason}", file=file, line=line)
+    return rows_to_result(records, source=source, file=file)
+
+
 def read_gcp_billing_jsonl(path: str | Path, *, source: str) -> ReadResult:
     """Read one JSONL export file (plain or gzip) into `gcp_billing_lines` rows."""
     path = Path(path)
@@ -196,6 +255,262 @@ def read_gcp_billing_jsonl(path: str | Path, *, source: str) -> ReadResult:
     return parse_jsonl(text, source=source, file=str(path))
 
 
+# --------------------------------------------------------------------------- flattened CSV
+
+
+def _list_literal(text: str, what: str) -> Any:
+    """A repeated field as a flattened file writes it: JSON, or a Python literal (single
+    quotes, None) as a notebook's `str(list)` leaves it. Parsed with ast.literal_eval, which
+    evaluates literals only."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise _RowError(f"{what} is not a list literal: {text[:80]!r}") from None
+
+
+def unflatten(flat: dict[str, Any]) -> dict[str, Any]:
+    """`{"service.id": "x", "cost": 1}` → `{"service": {"id": "x"}, "cost": 1}`; empty strings
+    become None; `labels` / `credits` list literals are parsed."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        if key is None:
+            continue
+        if value == "":
+            value = None
+        if key in _LIST_FIELDS and isinstance(value, str):
+            value = _list_literal(value, key)
+        parts = key.split(".")
+        node = out
+        for p in parts[:-1]:
+            child = node.get(p)
+            if not isinstance(child, dict):
+                child = {}
+                node[p] = child
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def _csv_text(path: Path) -> str:
+    return read_bytes(path).decode("utf-8-sig", errors="replace")
+
+
+def _csv_line(values: list[str]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(values)
+    return out.getvalue()
+
+
+def _csv_records(text: str, file: str) -> Iterator[Record]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    except csv.Error as err:
+        raise IngestError(f"not CSV: {err}", file=file, line=1) from None
+    header = [h.strip() for h in header]
+    missing = [c for c in CSV_REQUIRED if c not in header]
+    if missing:
+        raise IngestError(
+            f"GCP billing CSV lacks columns {missing} (header: {', '.join(header[:8])}"
+            f"{', ...' if len(header) > 8 else ''})",
+            file=file,
+            line=1,
+        )
+    start = 2
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            raise IngestError(f"not CSV: {err}", file=file, line=reader.line_num) from None
+        lineno, start = start, reader.line_num + 1
+        if not values or all(not v.strip() for v in values):
+            continue
+        raw = _csv_line(values)
+        if len(values) != len(header):
+            yield (
+                lineno,
+                _RowError(f"{len(values)} fields where the header has {len(header)}"),
+                raw,
+            )
+            continue
+        try:
+            yield lineno, unflatten(dict(zip(header, values, strict=True))), raw
+        except _RowError as err:
+            yield lineno, err, raw
+
+
+def read_gcp_billing_csv(path: str | Path, *, source: str) -> ReadResult:
+    """Read a flattened CSV export (dotted headers, list literals) into `gcp_billing_lines`."""
+    path = Path(path)
+    records = _csv_records(_csv_text(path), str(path))
+    return rows_to_result(records, source=source, file=str(path))
+
+
+# --------------------------------------------------------------------------- Parquet
+
+
+def _parquet_rows(path: Path) -> list[dict[str, Any]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(io.BytesIO(read_bytes(path)))
+    except (pa.ArrowInvalid, OSError) as err:
+        raise IngestError(f"not a readable Parquet file: {err}", file=path) from None
+    names = table.column_names
+    if "cost" not in names or not ({"invoice", "invoice.month"} & set(names)):
+        raise IngestError(
+            f"GCP billing Parquet lacks columns cost and invoice.month (has {names[:8]})",
+            file=path,
+        )
+    return table.to_pylist()
+
+
+def read_gcp_billing_parquet(path: str | Path, *, source: str) -> ReadResult:
+    """Read a Parquet export (nested or dotted columns); line = row index + 1."""
+    path = Path(path)
+
+    def records() -> Iterator[Record]:
+        for i, row in enumerate(_parquet_rows(path), start=1):
+            raw = json.dumps(row, default=str)
+            try:
+                yield i, unflatten(row), raw
+            except _RowError as err:
+                yield i, err, raw
+
+    return rows_to_result(records(), source=source, file=str(path))
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def file_format(path: Path, declared: str = "auto") -> str:
+    if declared not in FORMATS:
+        raise IngestError(f"option format must be one of {', '.join(FORMATS)}, got {declared!r}")
+    if declared != "auto":
+        return declared
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith(".csv"):
+        return "csv"
+    if name.endswith((".jsonl", ".json", ".ndjson")):
+        return "jsonl"
+    head = read_bytes(path)[:4]
+    if head == b"PAR1":
+        return "parquet"
+    return "jsonl" if head.lstrip()[:1] == b"{" else "csv"
+
+
+def read_gcp_billing_file(
+    path: str | Path, *, source: str, options: dict[str, Any] | None = None
+) -> ReadResult:
+    """Read one export file in any of the supported shapes (`options.format`)."""
+    path = Path(path)
+    fmt = file_format(path, str((options or {}).get("format", "auto")))
+    if fmt == "csv":
+        return read_gcp_billing_csv(path, source=source)
+    if fmt == "parquet":
+        return read_gcp_billing_parquet(path, source=source)
+    return read_gcp_billing_jsonl(path, source=source)
+
+
 def period_of(invoice_month: pl.Expr) -> pl.Expr:
     """`YYYYMM` → `YYYY-MM`."""
     return pl.concat_str(invoice_month.str.slice(0, 4), pl.lit("-"), invoice_month.str.slice(4, 2))
+
+
+# --------------------------------------------------------------------------- source totals
+
+_AMOUNT = re.compile(r"""["']amount["']\s*:\s*(-?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?)""")
+
+
+def _dec(value: Any) -> Decimal | None:
+    if value is None or value == "":
+        return None
+    try:
+        d = Decimal(str(value).strip())
+    except InvalidOperation:
+        return None
+    return d if d.is_finite() else None
+
+
+def _period(month: Any) -> str | None:
+    m = _MONTH.match(str(month).strip()) if month is not None else None
+    return f"{m.group(1)}-{m.group(2)}" if m else None
+
+
+def _ledger_entry(cost: Any, credit_amounts: list[Any] | None, month: Any) -> tuple:
+    c = _dec(cost)
+    credits = [_dec(a) for a in (credit_amounts or [])]
+    amount = None if c is None or any(a is None for a in credits) else c + sum(credits, Decimal(0))
+    return _period(month), (float(amount) if amount is not None else None)
+
+
+def _ledger_frame(file: str, entries: list[tuple[int, str | None, str | None, float | None]]):
+    return pl.DataFrame(
+        {
+            "x_source_file": [file] * len(entries),
+            "x_line_number": [e[0] for e in entries],
+            "period": [e[1] for e in entries],
+            "currency": [e[2] for e in entries],
+            "amount": [e[3] for e in entries],
+        },
+        schema=LEDGER_SCHEMA,
+    )
+
+
+def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.DataFrame:
+    """Each source row's invoice month (`YYYY-MM`), currency and `cost + credits`, read from
+    the file's own text with Decimal arithmetic (null where the row cannot be read)."""
+    path = Path(path)
+    fmt = file_format(path, str((options or {}).get("format", "auto")))
+    entries: list[tuple[int, str | None, str | None, float | None]] = []
+    if fmt == "jsonl":
+        text = read_bytes(path).decode("utf-8", errors="replace")
+        for lineno, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line, parse_float=Decimal)
+            except json.JSONDecodeError:
+                entries.append((lineno, None, None, None))
+                continue
+            if not isinstance(obj, dict):
+                entries.append((lineno, None, None, None))
+                continue
+            inv = obj.get("invoice") if isinstance(obj.get("invoice"), dict) else {}
+            credits = obj.get("credits") if isinstance(obj.get("credits"), list) else []
+            amounts = [c.get("amount") if isinstance(c, dict) else "x" for c in credits]
+            period, amount = _ledger_entry(obj.get("cost"), amounts, inv.get("month"))
+            entries.append((lineno, period, obj.get("currency"), amount))
+    elif fmt == "csv":
+        reader = csv.DictReader(io.StringIO(_csv_text(path), newline=""))
+        start = 2
+        for row in reader:
+            lineno, start = start, reader.line_num + 1
+            if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+                continue
+            amounts = _AMOUNT.findall(row.get("credits") or "")
+            period, amount = _ledger_entry(row.get("cost"), amounts, row.get("invoice.month"))
+            entries.append((lineno, period, row.get("currency") or None, amount))
+    else:
+        for i, row in enumerate(_parquet_rows(path), start=1):
+            inv = row.get("invoice")
+            month = inv.get("month") if isinstance(inv, dict) else row.get("invoice.month")
+            credits = row.get("credits") or []
+            amounts = [c.get("amount") if isinstance(c, dict) else "x" for c in credits]
+            period, amount = _ledger_entry(row.get("cost"), amounts, month)
+            entries.append((i, period, row.get("currency"), amount))
+    return _ledger_frame(str(path), entries)

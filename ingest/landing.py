@@ -18,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ingest.billing_tables import BILLING_TABLES
 from ingest.errors import IngestError
 
 TS = pa.timestamp("us", tz="UTC")
@@ -283,6 +284,9 @@ FIXED_TABLES = (
 FIXED_TABLES += ("kueue_workloads", "k8s_gpu_requests", "node_gpu_power_hourly")
 #: tables whose columns are the source's own (only lineage is fixed)
 OPEN_TABLES = ("aws_cur_lines",)
+#: FOCUS / Azure / OCI lines, Cloud Catalog prices, source totals (ingest/billing_tables.py)
+_TABLES.update(BILLING_TABLES)
+FIXED_TABLES += tuple(BILLING_TABLES)
 TABLES = (*OPEN_TABLES, *FIXED_TABLES, QUARANTINE_TABLE)
 
 

@@ -24,6 +24,8 @@ from typing import Any
 import polars as pl
 
 from fleetledger.config import Config, Source
+from ingest.billing import KIND_TABLES as BILLING_KIND_TABLES
+from ingest.billing import ingest_billing
 from ingest.common import ReadResult
 from ingest.errors import IngestError
 from ingest.landing import (
@@ -43,6 +45,8 @@ KIND_TABLES = {
     "power": "power_readings",
     "kueue": "kueue_workloads",
 }
+#: gcp_billing (files or bigquery://), focus, azure_cost, oci_cost, gcp_catalog: ingest/billing.py
+KIND_TABLES.update(BILLING_KIND_TABLES)
 #: (kind, option `format`) → landing table, where a format lands a table of its own
 FORMAT_TABLES = {
     ("kubernetes", "kube_state_metrics"): "k8s_gpu_requests",
@@ -286,6 +290,9 @@ def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> 
         return report
     days = sorted(set(days))
     location = cfg.resolve(source.location)
+    if kind in BILLING_KIND_TABLES:
+        ingest_billing(cfg, source, location, days, home, report)
+        return report
     sacct_command = kind == "slurm" and _is_sacct_command(location, source)
     if kind == "dcgm" and source.options.get("format") == "prometheus_api":
         _ingest_prometheus(source, table, location, days, home, report)
@@ -460,37 +467,7 @@ def _ingest_billing(
                 report,
             )
         return
-    # gcp_billing: read every file, split by invoice month
-    from ingest.gcp_billing import period_of
-
-    reader = _reader(kind, source)
-    files = _expand(location.replace(DATE_PLACEHOLDER, "*"))
-    if not files:
-        report.warnings.append(f"no files match {location}")
-    combined = _collect(reader, files, None, table, report)
-    # invoice.month is a Pacific-time month: usage on a requested UTC day may sit in the
-    # previous (or next) invoice month, so land every period that holds such usage too.
-    if combined.rows.height:
-        touched = (
-            combined.rows.filter(
-                pl.col("usage_start_time").dt.convert_time_zone("UTC").dt.date().is_in(days)
-            )
-            .select(period_of(pl.col("invoice_month")).alias("p"))
-            .unique()["p"]
-            .drop_nulls()
-            .to_list()
-        )
-        periods = sorted(set(periods) | set(touched))
-    _land_split(
-        home,
-        table,
-        source.name,
-        combined,
-        period_of(pl.col("invoice_month")),
-        periods,
-        "period=",
-        report,
-    )
+    raise AssertionError(f"{kind} is landed by ingest.billing")
 
 
 def _ingest_prometheus(
