@@ -1,4 +1,5 @@
-"""`sacctmgr show event format=NodeName,TimeStart,TimeEnd,State,Reason --parsable2` → `slurm_node_events`.
+"""`sacctmgr show event format=NodeName,TimeStart,TimeEnd,State,Reason --parsable2` output
+→ the landing table `slurm_node_events`.
 
 One row per event line: `cluster, node, time_start, time_end (null while the event is open:
 TimeEnd `Unknown`), state (as printed, e.g. `DOWN`, `DOWN*`, `IDLE+DRAIN`), reason` + lineage.

@@ -1,5 +1,6 @@
 -- One row per physical GPU and sample time with the signals of the fleet-health marts:
--- utilisation (PROF_GR_ENGINE_ACTIVE, else GPU_UTIL / 100), SM clock, the XID gauge, the clock
+-- utilisation (PROF_GR_ENGINE_ACTIVE, else GPU_UTIL / 100), SM clock, the XID gauge (and whether
+-- DCGM_EXP_XID_ERRORS_COUNT is exported at the sample), the clock
 -- throttle / event reasons bitmask and the ECC counters; each sample covers
 -- [t, min(next sample's t, t + stale_after)) like int_sample_intervals. MIG instances are
 -- left out (their samples repeat device-level fields).
@@ -15,6 +16,7 @@ samples as (
             'DCGM_FI_DEV_GPU_UTIL',
             'DCGM_FI_DEV_SM_CLOCK',
             'DCGM_FI_DEV_XID_ERRORS',
+            'DCGM_EXP_XID_ERRORS_COUNT',
             'DCGM_FI_DEV_CLOCK_THROTTLE_REASONS',
             'DCGM_FI_DEV_CLOCKS_EVENT_REASONS',
             'DCGM_FI_DEV_ECC_SBE_VOL_TOTAL',
@@ -40,6 +42,8 @@ per_sample as (
         max(case when metric = 'DCGM_FI_DEV_GPU_UTIL' then value end) as gpu_util_pct,
         max(case when metric = 'DCGM_FI_DEV_SM_CLOCK' then value end) as sm_clock_mhz,
         max(case when metric = 'DCGM_FI_DEV_XID_ERRORS' then value end) as xid,
+        max(case when metric = 'DCGM_EXP_XID_ERRORS_COUNT' then 1 else 0 end) = 1
+            as exports_xid_count,
         max(case
             when metric in ('DCGM_FI_DEV_CLOCK_THROTTLE_REASONS', 'DCGM_FI_DEV_CLOCKS_EVENT_REASONS')
                 then value
@@ -78,6 +82,7 @@ final as (
         coalesce(ordered.prof_gr_engine_active, ordered.gpu_util_pct / 100.0) as utilization,
         ordered.sm_clock_mhz,
         cast(ordered.xid as bigint) as xid,
+        ordered.exports_xid_count,
         -- the gauge holds the last XID: a new one shows as a change to a non-zero value
         -- (the same XID twice in a row is invisible, hence a lower bound)
         coalesce(ordered.xid, 0) <> 0

@@ -2,7 +2,8 @@
 -- clock-throttle seconds, stragglers and scheduler outage events.
 --   downtime: in each hour, the seconds ALL the node's GPUs were `down` in fct_gpu_hours,
 --     taken as the least down_seconds of its GPUs in that hour;
---   XIDs: changes of the DCGM_FI_DEV_XID_ERRORS gauge to a non-zero value (a lower bound);
+--   XIDs: int_health_xids (DCGM_EXP_XID_ERRORS_COUNT where exported, else changes of the
+--     DCGM_FI_DEV_XID_ERRORS gauge to a non-zero value: a lower bound);
 --   throttle: null when the node exports no DCGM_FI_DEV_CLOCK_THROTTLE_REASONS.
 with
 
@@ -55,13 +56,12 @@ xids as (
     select
         host,
         day_epoch,
-        count(*) as xid_count,
+        sum(xid_count) as xid_count,
         {%- for code in var('fatal_xids') %}
-        sum(case when xid = {{ code }} then 1 else 0 end) as xid_{{ code }}_count,
+        sum(case when xid = {{ code }} then xid_count else 0 end) as xid_{{ code }}_count,
         {%- endfor %}
-        sum(case when xid in {{ fatal_xids() }} then 1 else 0 end) as fatal_xid_count
-    from samples
-    where is_new_xid
+        sum(case when is_fatal then xid_count else 0 end) as fatal_xid_count
+    from {{ ref('int_health_xids') }}
     group by host, day_epoch
 
 ),
@@ -90,7 +90,10 @@ signals as (
             else 0
         end) as power_throttle_gpu_seconds,
         sum(ecc_sbe_errors) as ecc_sbe_errors,
-        sum(ecc_dbe_errors) as ecc_dbe_errors
+        sum(ecc_dbe_errors) as ecc_dbe_errors,
+        -- exact only where every GPU of the node exports DCGM_EXP_XID_ERRORS_COUNT
+        count(distinct case when exports_xid_count then gpu_uuid end)
+            < count(distinct gpu_uuid) as xid_count_is_lower_bound
     from samples
     group by host, day_epoch
 
@@ -217,8 +220,7 @@ final as (
         cast(coalesce(xids.xid_{{ code }}_count, 0) as integer) as xid_{{ code }}_count,
         {%- endfor %}
         cast(coalesce(xids.fatal_xid_count, 0) as integer) as fatal_xid_count,
-        -- counted from the last-XID gauge: repeats of the same XID between scrapes are missed
-        true as xid_count_is_lower_bound,
+        coalesce(signals.xid_count_is_lower_bound, true) as xid_count_is_lower_bound,
         signals.ecc_sbe_errors,
         signals.ecc_dbe_errors,
         signals.throttle_gpu_seconds,

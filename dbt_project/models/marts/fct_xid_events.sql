@@ -1,11 +1,10 @@
--- XIDs per day, node, GPU and code, counted from changes of the DCGM_FI_DEV_XID_ERRORS gauge
--- to a non-zero value (the gauge holds the last XID only: a lower bound).
+-- XIDs per day, node, GPU and code (int_health_xids): from DCGM_EXP_XID_ERRORS_COUNT where the
+-- GPU exports it, else from changes of the DCGM_FI_DEV_XID_ERRORS gauge (a lower bound).
 with
 
-samples as (
+xids as (
 
-    select * from {{ ref('int_health_gpu_samples') }}
-    where is_new_xid
+    select * from {{ ref('int_health_xids') }}
 
 ),
 
@@ -17,13 +16,13 @@ final as (
         gpu_uuid,
         gpu_index,
         xid,
-        count(*) as xid_count,
+        cast(sum(xid_count) as integer) as xid_count,
         {{ from_epoch('min(t)') }} as first_seen_at,
         {{ from_epoch('max(t)') }} as last_seen_at,
-        xid in {{ fatal_xids() }} as is_fatal,
-        true as count_is_lower_bound
-    from samples
-    group by day_epoch, host, gpu_uuid, gpu_index, xid
+        is_fatal,
+        max(case when counted_from = 'gauge' then 1 else 0 end) = 1 as count_is_lower_bound
+    from xids
+    group by day_epoch, host, gpu_uuid, gpu_index, xid, is_fatal
 
 )
 
