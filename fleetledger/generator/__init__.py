@@ -13,9 +13,9 @@ from pathlib import Path
 
 import yaml
 
+from fleetledger.generator import dcgm_shapes
 from fleetledger.generator import fleet as F
 from fleetledger.generator.bill_files import write_cur, write_gcp
-from fleetledger.generator.dcgm_text import write_node_day
 from fleetledger.generator.fleet import DAY, Fleet, build_fleet
 from fleetledger.generator.health_truth import health_truth
 from fleetledger.generator.power_files import write_power
@@ -160,9 +160,16 @@ def generate(
     onprem_nodes: int = 4,
     hpc_job_labels: bool = True,
     mig: bool = False,
+    dcgm_format: str | dict[str, str] = "prometheus_text",
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
-    """Write a synthetic fleet into `out`; return the ground truth (also in ground_truth.json)."""
+    """Write a synthetic fleet into `out`; return the ground truth (also in ground_truth.json).
+
+    `dcgm_format` picks the shape of the DCGM files (fleetledger/generator/dcgm_shapes.py), or
+    one per provider (`{"aws": "openmetrics", ...}`, others prometheus_text); the samples and
+    the ground truth are the same in every shape, the config's DCGM sources follow it."""
+    for provider in ("aws", "gcp", "onprem"):
+        dcgm_shapes.shape_of(dcgm_format, provider)  # fail before writing anything
     out = Path(out)
     src = out / "sources"
     fleet = build_fleet(
@@ -186,8 +193,9 @@ def generate(
         for d in range(days):
             a = fleet.t0 + d * DAY
             day = datetime.fromtimestamp(a, UTC).strftime("%Y-%m-%d")
-            path = src / node.provider / "dcgm" / day / f"{node.host}.prom.gz"
-            scrape_lines += write_node_day(fleet, node, series, a, path)
+            shape = dcgm_shapes.shape_of(dcgm_format, node.provider)
+            path = dcgm_shapes.node_day_path(src, node, day, shape)
+            scrape_lines += dcgm_shapes.write_node_day_shape(fleet, node, series, a, path, shape)
         for s in series:
             if s.mig_device:  # the slices no MIG instance uses
                 used = sum(F.mig_fraction(p) for _, p in node.mig.get(s.gpu, []))
@@ -207,7 +215,8 @@ def generate(
     write_sacct(fleet, "onprem", src / "onprem" / "sacct")
     write_node_events(fleet, src)
     write_pods(fleet, src / "gcp" / "k8s")
-    (out / "fleetledger.yml").write_text(yaml.safe_dump(_config(fleet), sort_keys=False))
+    config = dcgm_shapes.configure(_config(fleet), dcgm_format)
+    (out / "fleetledger.yml").write_text(yaml.safe_dump(config, sort_keys=False))
 
     idle_day_cause: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for row in result["idle_by_day_host_cause"]:
@@ -228,6 +237,7 @@ def generate(
         "stale_after_seconds": 2 * scrape_interval_s,
         "idle_threshold": IDLE_THRESHOLD,
         "hpc_job_labels": hpc_job_labels,
+        "dcgm_format": dcgm_format,
         "mig": mig,
         "dcgm_lines": scrape_lines,
         "bill_totals": {
