@@ -375,7 +375,8 @@ def _json_object_or_null(values: pl.Series) -> tuple[pl.Series, int, int | None]
         return values, 0, None
     bad_mask = values.is_in(bad_values)
     first = int(bad_mask.arg_true()[0])
-    return values.replace(ok, return_dtype=pl.String), int(bad_mask.sum()), first
+    fixed = values.replace_strict(ok, default=None, return_dtype=pl.String)
+    return fixed, int(bad_mask.sum()), first
 
 
 def _normalise_enum(col: str, allowed: tuple[str, ...]) -> pl.Expr:
@@ -477,7 +478,7 @@ def frame_to_focus(
         if count:
             line = good["x_line_number"][first]
             warnings.append(
-                f"{file}: {count} rows have {col} that is not a JSON object; landed null "
+                f"{file}: {col} is not a JSON object in {count} rows; landed null "
                 f"(first: line {line})"
             )
             good = good.with_columns(fixed.alias(col))

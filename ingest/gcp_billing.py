@@ -434,6 +434,7 @@ def period_of(invoice_month: pl.Expr) -> pl.Expr:
 # --------------------------------------------------------------------------- source totals
 
 _AMOUNT = re.compile(r"""["']amount["']\s*:\s*(-?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?)""")
+_AMOUNT_KEY = re.compile(r"""["']amount["']\s*:""")
 
 
 def _dec(value: Any) -> Decimal | None:
@@ -502,7 +503,10 @@ def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.D
             lineno, start = start, reader.line_num + 1
             if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
                 continue
-            amounts = _AMOUNT.findall(row.get("credits") or "")
+            credits_text = row.get("credits") or ""
+            amounts: list[Any] = _AMOUNT.findall(credits_text)
+            if len(amounts) != len(_AMOUNT_KEY.findall(credits_text)):
+                amounts.append("unreadable")  # an amount that is not a number
             period, amount = _ledger_entry(row.get("cost"), amounts, row.get("invoice.month"))
             entries.append((lineno, period, row.get("currency") or None, amount))
     else:

@@ -1,9 +1,41 @@
--- GCP billing export rows in FOCUS shape: net cost = cost + credits.
+-- GCP billing export rows in FOCUS shape: net cost = cost + credits. ListCost is the export's
+-- cost_at_list; where a row has none (older exports), the SKU's Cloud Catalog list price
+-- (int_gcp_list_prices, the version valid when the usage started) × the usage in pricing units,
+-- in the row's currency (a USD list price × the row's currency_conversion_rate when the catalog
+-- was not fetched in that currency); else the cost itself.
 with
 
 lines as (
 
     select * from {{ ref('stg_gcp_billing__lines') }}
+
+),
+
+list_prices as (
+
+    select * from {{ ref('int_gcp_list_prices') }}
+
+),
+
+priced as (
+
+    select
+        lines.*,
+        coalesce(
+            same_currency.unit_price,
+            usd.unit_price * coalesce(lines.currency_conversion_rate, 1.0)
+        ) as list_unit_price
+    from lines
+    left join list_prices as same_currency
+        on same_currency.sku_id = lines.sku_id
+        and same_currency.currency_code = lines.currency
+        and (same_currency.valid_from is null or same_currency.valid_from <= lines.usage_start)
+        and (same_currency.valid_to is null or lines.usage_start < same_currency.valid_to)
+    left join list_prices as usd
+        on usd.sku_id = lines.sku_id
+        and usd.currency_code = 'USD'
+        and (usd.valid_from is null or usd.valid_from <= lines.usage_start)
+        and (usd.valid_to is null or lines.usage_start < usd.valid_to)
 
 ),
 
@@ -17,7 +49,7 @@ final as (
         x_source_file,
         cost + coalesce(credits_amount, 0) as billed_cost,
         cost + coalesce(credits_amount, 0) as effective_cost,
-        coalesce(cost_at_list, cost) as list_cost,
+        coalesce(cost_at_list, pricing_quantity * list_unit_price, cost) as list_cost,
         cost as contracted_cost,
         usage_start as charge_period_start,
         usage_end as charge_period_end,
@@ -41,7 +73,7 @@ final as (
         project_id as sub_account_id,
         labels as tags,
         currency as billing_currency
-    from lines
+    from priced
 
 )
 

@@ -13,6 +13,12 @@ gcp as (
 
 ),
 
+focus as (
+
+    select * from {{ ref('int_billing__focus') }}
+
+),
+
 rate_card as (
 
     select * from {{ ref('int_billing__rate_card') }}
@@ -26,6 +32,9 @@ unioned as (
     union all
     select *, cast(null as double) as x_energy_kwh, cast(null as double) as x_energy_cost
     from gcp
+    union all
+    select *, cast(null as double) as x_energy_kwh, cast(null as double) as x_energy_cost
+    from focus
     union all
     select * from rate_card
 

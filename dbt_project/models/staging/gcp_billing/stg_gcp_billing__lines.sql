@@ -28,6 +28,7 @@ renamed as (
         resource_global_name,
         cast(cost as double) as cost,
         currency,
+        cast(currency_conversion_rate as double) as currency_conversion_rate,
         cast(usage_amount_in_pricing_units as double) as pricing_quantity,
         usage_pricing_unit as pricing_unit,
         cast(credits_amount as double) as credits_amount,

@@ -1,0 +1,237 @@
+"""Asset checks beside the ingest assets: the landing table's Great Expectations suite on each
+partition the run landed, and for billing sources the landed totals against the source's own.
+
+- `landing_expectations` (blocking): `ingest.quality.validate_partition` on every partition of
+  the source that the run's days touch (billing: the months of the days and the months next to
+  them, where a run may land usage of a neighbouring invoice month; daily tables: the days;
+  Cloud Catalog: the newest fetch). A failed expectation fails the run before dbt reads it.
+- `source_totals_accounted` (blocking): per period, source file and currency, landed +
+  quarantined == the source's own total. A reader that drops or alters money fails the run.
+- `source_totals_match` (warning): landed == the source's own total; it fails, naming the
+  amounts, when rows were quarantined.
+
+`landing_checks(source, table, ...)` builds them for any source, so a telemetry or scheduler
+group can add the expectations check for its sources once its table has a suite
+(`ingest.quality.register_suite`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetChecksDefinition,
+    AssetCheckSeverity,
+    MetadataValue,
+    asset_check,
+)
+
+from fleetledger.config import Config, Source
+from orchestration.ingest_assets import raw_asset_key, source_landing_table
+from orchestration.resources import FleetResource
+
+#: billing kinds whose landing has a suite, and those that record their source totals
+CHECKED_KINDS = frozenset(
+    {"aws_cur", "gcp_billing", "gcp_catalog", "focus", "azure_cost", "oci_cost"}
+)
+TOTALS_KINDS = frozenset({"gcp_billing", "focus", "azure_cost", "oci_cost"})
+
+
+def _month(d: date) -> date:
+    return d.replace(day=1)
+
+
+def _add_months(d: date, n: int) -> date:
+    y, m = divmod(d.year * 12 + d.month - 1 + n, 12)
+    return date(y, m + 1, 1)
+
+
+def _landed(home: Path, table: str, source: str) -> list[str]:
+    folder = Path(home) / "raw" / table / source
+    if not folder.exists():
+        return []
+    return sorted(
+        p.name for p in folder.iterdir() if p.is_dir() and (p / "part-0.parquet").exists()
+    )
+
+
+def landed_partitions(
+    home: Path, table: str, source: str, kind: str, days: tuple[date, date] | None
+) -> list[str]:
+    """The landed partitions of `source` in `table` that a run over `days` (first, last) may
+    have written; every landed partition when `days` is None."""
+    landed = _landed(home, table, source)
+    if kind == "gcp_catalog":
+        return landed[-1:]
+    if days is None:
+        return landed
+    first, last = days
+    if any(p.startswith("period=") for p in landed):
+        lo, hi = _add_months(_month(first), -1), _add_months(_month(last), 1)
+        wanted = set()
+        m = lo
+        while m <= hi:
+            wanted.add(f"period={m:%Y-%m}")
+            m = _add_months(m, 1)
+        return [p for p in landed if p in wanted]
+    wanted_days = {f"date={first + timedelta(days=i)}" for i in range((last - first).days + 1)}
+    return [p for p in landed if p in wanted_days]
+
+
+def _run_days(context: AssetCheckExecutionContext) -> tuple[date, date] | None:
+    op = context.op_execution_context
+    if not getattr(op, "has_partition_key_range", False):
+        return None
+    try:
+        key_range = op.partition_key_range
+    except Exception:  # noqa: BLE001 - an unpartitioned run: check everything landed
+        return None
+    return date.fromisoformat(key_range.start), date.fromisoformat(key_range.end)
+
+
+def _md_list(items: Iterable[str], limit: int = 30) -> MetadataValue:
+    items = list(items)
+    shown = items[:limit] + ([f"... {len(items) - limit} more"] if len(items) > limit else [])
+    return MetadataValue.md("\n".join(f"- {i}" for i in shown) or "(none)")
+
+
+def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
+    name = source.name
+    kind = source.kind
+
+    @asset_check(
+        asset=raw_asset_key(name),
+        name="landing_expectations",
+        blocking=True,
+        description=(
+            f"Great Expectations suite of `{table}` (columns, types, non-null keys, period "
+            "bounds, currency codes, value ranges) on each partition this run landed."
+        ),
+    )
+    def _check(context: AssetCheckExecutionContext, fleet: FleetResource) -> AssetCheckResult:
+        from ingest.quality import validate_partition
+
+        home = fleet.home_path
+        partitions = landed_partitions(home, table, name, kind, _run_days(context))
+        results = [validate_partition(home, table, name, p) for p in partitions]
+        failed = [r for r in results if not r.passed]
+        if not results:
+            description = f"no landed partitions of {name} in {table} to check"
+        elif failed:
+            description = " | ".join(r.summary() for r in failed[:3])
+        else:
+            description = (
+                f"{len(results)} partitions of {table} pass "
+                f"({sum(r.rows for r in results)} rows, {results[0].expectations} expectations "
+                "each)"
+            )
+        return AssetCheckResult(
+            passed=not failed,
+            severity=AssetCheckSeverity.ERROR,
+            description=description,
+            metadata={
+                "partitions": _md_list(p for p in partitions),
+                "rows": sum(r.rows for r in results),
+                "failed_partitions": len(failed),
+                "failures": _md_list(f"{r.partition}: {f}" for r in failed for f in r.failures),
+            },
+        )
+
+    return _check
+
+
+def totals_checks(source: Source, table: str) -> list[AssetChecksDefinition]:
+    name = source.name
+    kind = source.kind
+
+    def run(context: AssetCheckExecutionContext, fleet: FleetResource) -> list[Any]:
+        from ingest.quality import reconcile_totals
+
+        home = fleet.home_path
+        partitions = landed_partitions(home, table, name, kind, _run_days(context))
+        return [reconcile_totals(home, table, name, p) for p in partitions]
+
+    def metadata(results: list[Any]) -> dict[str, Any]:
+        return {
+            "partitions": _md_list(r.partition for r in results),
+            "groups": _md_list(f"{r.partition}: {line}" for r in results for line in r.lines),
+        }
+
+    @asset_check(
+        asset=raw_asset_key(name),
+        name="source_totals_accounted",
+        blocking=True,
+        description=(
+            "Per landed period, file and currency: landed + quarantined amounts equal the "
+            "source's own total (nothing lost or altered on the way)."
+        ),
+    )
+    def _accounted(context: AssetCheckExecutionContext, fleet: FleetResource) -> AssetCheckResult:
+        results = run(context, fleet)
+        bad = [r for r in results if not r.accounted]
+        lines = [f"{r.partition}: {x}" for r in bad for x in r.lines if not x.accounted] + [
+            r.summary() for r in bad if not r.recorded
+        ]
+        return AssetCheckResult(
+            passed=not bad,
+            severity=AssetCheckSeverity.ERROR,
+            description=(
+                "; ".join(lines[:5])
+                if bad
+                else f"landed + quarantined = source total in {len(results)} periods"
+            ),
+            metadata=metadata(results),
+        )
+
+    @asset_check(
+        asset=raw_asset_key(name),
+        name="source_totals_match",
+        blocking=False,
+        description=(
+            "Per landed period, file and currency: the landed total equals the source file's "
+            "own total (fails, naming the amounts, when rows were quarantined)."
+        ),
+    )
+    def _match(context: AssetCheckExecutionContext, fleet: FleetResource) -> AssetCheckResult:
+        results = run(context, fleet)
+        bad = [r for r in results if not r.matches]
+        return AssetCheckResult(
+            passed=not bad,
+            severity=AssetCheckSeverity.WARN,
+            description=(
+                " | ".join(r.summary() for r in bad[:3])
+                if bad
+                else f"landed totals equal the source's in {len(results)} periods"
+            ),
+            metadata=metadata(results),
+        )
+
+    return [_accounted, _match]
+
+
+def landing_checks(
+    source: Source, table: str | None = None, *, totals: bool = False
+) -> list[AssetChecksDefinition]:
+    """The checks of one configured source: its landing's suite, and with `totals` the
+    source-totals reconciliation."""
+    table = table or source_landing_table(source)
+    checks = [expectations_check(source, table)]
+    if totals:
+        checks += totals_checks(source, table)
+    return checks
+
+
+def billing_checks(cfg: Config | None) -> list[AssetChecksDefinition]:
+    """The checks of every configured billing source."""
+    if cfg is None:
+        return []
+    out: list[AssetChecksDefinition] = []
+    for source in cfg.sources:
+        if source.kind in CHECKED_KINDS:
+            out += landing_checks(source, totals=source.kind in TOTALS_KINDS)
+    return out
