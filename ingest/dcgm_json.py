@@ -17,6 +17,7 @@ per series (ingest/dcgm_labels.py). `x_line_number` is the sample's 1-based posi
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -41,12 +42,15 @@ from (select unnest(?::JSON[]) as j)
 """
 
 
+_local = threading.local()
+
+
 def _query(docs: list[str]) -> pl.DataFrame:
-    con = duckdb.connect()
-    try:
-        return con.sql(_QUERY, params=[docs]).pl()
-    finally:
-        con.close()
+    # one in-memory DuckDB per thread: opening one costs more than parsing a small response
+    con = getattr(_local, "con", None)
+    if con is None:
+        con = _local.con = duckdb.connect()
+    return con.sql(_QUERY, params=[docs]).pl()
 
 
 def _responses(text: str, file: str) -> pl.DataFrame:

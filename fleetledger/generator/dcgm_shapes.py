@@ -54,25 +54,36 @@ NVSMI_FIELDS = (
     ("power.draw", "W", "DCGM_FI_DEV_POWER_USAGE"),
     ("clocks.sm", "MHz", "DCGM_FI_DEV_SM_CLOCK"),
 )
-_LINE = r"^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+) (\d+)$"
 _PAIR = r'([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"'
 
 
 def samples(lines: pl.DataFrame) -> pl.DataFrame:
     """The sample lines of a scrape frame as columns: `t_ms`, `name`, `inner` (the label set
     as written), `value` (text, as written); `sid` numbers the distinct (name, inner) series."""
+    # the generator's lines are regular (no `{`, `}` or `"` inside label values): split them
     df = (
         lines.filter(~pl.col("line").str.starts_with("#"))
-        .select(g=pl.col("line").str.extract_groups(_LINE))
-        .unnest("g")
+        .select(a=pl.col("line").str.splitn("{", 2))
+        .unnest("a")
+        .select(
+            name=pl.col("field_0"),
+            b=pl.col("field_1").str.splitn("} ", 2),
+        )
+        .unnest("b")
+        .select(
+            "name",
+            inner=pl.col("field_0"),
+            c=pl.col("field_1").str.split_exact(" ", 1),
+        )
+        .unnest("c")
+        .select(
+            "name",
+            "inner",
+            value=pl.col("field_0"),
+            t_ms=pl.col("field_1").cast(pl.Int64, strict=False),
+        )
     )
-    df = df.select(
-        name=pl.col("1"),
-        inner=pl.col("2"),
-        value=pl.col("3"),
-        t_ms=pl.col("4").cast(pl.Int64),
-    )
-    if df.select(pl.col("name").is_null().any()).item():
+    if df.select(pl.any_horizontal(pl.all().is_null()).any()).item():
         raise ValueError("scrape_frame wrote a line the shape writer does not understand")
     series = df.select("name", "inner").unique(maintain_order=True).with_row_index("sid")
     return df.join(series, on=["name", "inner"], how="left", maintain_order="left")
@@ -251,6 +262,36 @@ def node_day_path(root: Path, node: Node, day: str, fmt: str) -> Path:
     return root / node.provider / "dcgm" / day / f"{node.host}{EXTENSIONS[fmt]}"
 
 
+def write_shapes(lines: pl.DataFrame, targets: Mapping[str, Path]) -> None:
+    """Write the samples of one node-day's scrape lines (`dcgm_text.scrape_frame`) in each
+    shape of `targets` (shape → path)."""
+    df = samples(lines) if any(f != "prometheus_text" for f in targets) else None
+    for fmt, path in targets.items():
+        if fmt not in SHAPES:
+            raise ValueError(f"unknown dcgm_format {fmt!r} (one of {', '.join(SHAPES)})")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "prometheus_text":
+            _gz("\n".join(lines["line"].to_list()) + "\n", path)  # as dcgm_text writes it
+            continue
+        assert df is not None
+        if fmt == "openmetrics":
+            _gz(openmetrics_text(df), path)
+        elif fmt == "prometheus_range_json":
+            _gz(range_json_text(df), path)
+        elif fmt == "long_csv":
+            buf = io.BytesIO()
+            long_frame(df).with_columns(
+                pl.col("timestamp").dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+            ).write_csv(buf)
+            _gz(buf.getvalue().decode(), path)
+        elif fmt == "long_parquet":
+            long_frame(df).with_columns(
+                pl.col("gpu").cast(pl.Int32), pl.col("value").cast(pl.Float64)
+            ).write_parquet(path, compression="zstd")
+        else:
+            _gz(nvidia_smi_text(df), path)
+
+
 def write_node_day_shape(
     fleet: Fleet, node: Node, series: list[GpuSeries], day_start: int, path: Path, fmt: str
 ) -> int:
@@ -261,25 +302,7 @@ def write_node_day_shape(
     if fmt == "prometheus_text":
         return write_node_day(fleet, node, series, day_start, path)
     lines = scrape_frame(fleet, node, series, day_start, day_start + 86400)
-    df = samples(lines)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "openmetrics":
-        _gz(openmetrics_text(df), path)
-    elif fmt == "prometheus_range_json":
-        _gz(range_json_text(df), path)
-    elif fmt == "long_csv":
-        buf = io.BytesIO()
-        frame = long_frame(df).with_columns(
-            pl.col("timestamp").dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
-        )
-        frame.write_csv(buf)
-        _gz(buf.getvalue().decode(), path)
-    elif fmt == "long_parquet":
-        long_frame(df).with_columns(
-            pl.col("gpu").cast(pl.Int32), pl.col("value").cast(pl.Float64)
-        ).write_parquet(path, compression="zstd")
-    else:
-        _gz(nvidia_smi_text(df), path)
+    write_shapes(lines, {fmt: path})
     return lines.height
 
 
