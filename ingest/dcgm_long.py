@@ -106,12 +106,13 @@ def parse_long(
     m_col = _pick(cols, _METRIC, "metric", file)
     v_col = _pick(cols, _VALUE, "value", file)
     json_col = next((c for c in cols if c.lower() == "labels"), None)
-    label_cols: dict[str, str] = {}
+    label_cols: dict[str, list[str]] = {}
     for c in cols:
         if c in (t_col, m_col, v_col, json_col) or c.lower().startswith("x_"):
             continue
-        label = _ALIASES.get(c.lower(), c)
-        label_cols.setdefault(label, c)  # two columns for one label: the first wins
+        # `hostname` and `Hostname` (or `uuid` and `gpu_uuid`, ...) fill one label: the first
+        # non-empty of them, in column order
+        label_cols.setdefault(_ALIASES.get(c.lower(), c), []).append(c)
     raw = pl.concat_str(
         [pl.col(c).cast(pl.String).fill_null("") for c in cols], separator=","
     ).alias("raw")
@@ -121,7 +122,17 @@ def parse_long(
         value_text=pl.col(v_col).cast(pl.String).str.strip_chars(),
         metric=pl.col(m_col).cast(pl.String).str.strip_chars(),
         raw=raw,
-        **{label: pl.col(c).cast(pl.String).str.strip_chars() for label, c in label_cols.items()},
+        **{
+            label: pl.coalesce(
+                [
+                    pl.when(pl.col(c).cast(pl.String).str.strip_chars() != "").then(
+                        pl.col(c).cast(pl.String).str.strip_chars()
+                    )
+                    for c in cs
+                ]
+            )
+            for label, cs in label_cols.items()
+        },
         **({"_labels_json": pl.col(json_col).cast(pl.String)} if json_col else {}),
     ).with_columns(value=pl.col("value_text").cast(pl.Float64, strict=False))
     rejected: list[pl.DataFrame] = []
