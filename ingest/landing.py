@@ -193,6 +193,7 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("started_at", TS),
         ("finished_at", TS),
         ("gpus", I64),
+        ("mig_slices", I64),
         ("labels", STR),
         ("exit_code", I64),
         ("reason", STR),
