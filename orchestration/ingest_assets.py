@@ -58,9 +58,26 @@ TABLE_PREFIX_BY_KIND: dict[str, str] = {
 
 
 def kinds_landing(table: str) -> set[str]:
-    """The source kinds whose ingest lands `table`."""
+    """The source kinds whose ingest lands `table` (also through an option `format` that lands
+    a table of its own: `ingest.registry.FORMAT_TABLES`)."""
     kinds = {k for k in TABLE_PREFIX_BY_KIND if landing_table(k) == table}
+    kinds |= {kind for (kind, _), t in _format_tables().items() if t == table}
     return kinds or {k for k, prefix in TABLE_PREFIX_BY_KIND.items() if table.startswith(prefix)}
+
+
+def _format_tables() -> dict[tuple[str, str], str]:
+    try:
+        from ingest import registry
+    except ImportError:
+        return {}
+    mapping = getattr(registry, "FORMAT_TABLES", None)
+    return dict(mapping) if isinstance(mapping, dict) else {}
+
+
+def source_landing_table(source: Source) -> str:
+    """The landing table of a configured source: its format's when that has its own."""
+    fmt = str(source.options.get("format"))
+    return _format_tables().get((source.kind, fmt), landing_table(source.kind))
 
 
 def raw_asset_key(source_name: str) -> AssetKey:
@@ -104,7 +121,7 @@ def _report_metadata(report: Any) -> dict[str, Any]:
 
 
 def build_ingest_asset(source: Source, group: str) -> AssetsDefinition:
-    table = landing_table(source.kind)
+    table = source_landing_table(source)
 
     @asset(
         key=raw_asset_key(source.name),

@@ -252,3 +252,57 @@ def test_node_event_reader_rules():
         options={"timezone": "Europe/Berlin"},
     )
     assert tz.rows["time_start"].to_list()[0] == datetime(2026, 10, 3, 8, tzinfo=UTC)
+
+
+def test_node_events_registry_relands_closed_outages(tmp_path: Path):
+    """Events land by the day they start; an outage open when its day was landed is replaced
+    by its closed row when a later day is ingested; rejected lines go to `<source>.events`."""
+    from datetime import date
+
+    import pyarrow.parquet as pq
+
+    from fleetledger.config import Config
+    from ingest.registry import ingest_source
+
+    (tmp_path / "sacct").mkdir()
+    for d in ("2026-11-02", "2026-11-03"):
+        (tmp_path / "sacct" / f"sacct-{d}.txt").write_text("JobID|State\n")
+    events = tmp_path / "sacct" / "events.txt"
+    cfg = Config.model_validate(
+        {
+            "sources": [
+                {
+                    "name": "slurm",
+                    "kind": "slurm",
+                    "location": "sacct/sacct-{date}.txt",
+                    "options": {"cluster": "c", "events": "sacct/events.txt"},
+                }
+            ],
+            "base_dir": tmp_path,
+        }
+    )
+    src = cfg.sources[0]
+    home = tmp_path / "home"
+
+    def landed() -> dict[str, list]:
+        base = home / "raw" / "slurm_node_events" / "slurm"
+        return {
+            p.name: pq.read_table(p / "part-0.parquet").column("time_end").to_pylist()
+            for p in sorted(base.iterdir())
+            if not p.name.startswith(".")
+        }
+
+    events.write_text(f"{EVENT_FIELDS}\nn1|2026-11-02T22:00:00|Unknown|DOWN|XID 79\nbad\n")
+    r1 = ingest_source(cfg, src, [date(2026, 11, 2)], home)
+    assert r1.node_events_landed == 1 and r1.rows_quarantined == 1
+    assert landed() == {"date=2026-11-02": [None]}
+    assert (home / "raw" / "quarantine" / "slurm.events" / "date=2026-11-02").is_dir()
+    events.write_text(
+        f"{EVENT_FIELDS}\nn1|2026-11-02T22:00:00|2026-11-03T01:00:00|DOWN|XID 79\n"
+        "n2|2026-11-03T05:00:00|2026-11-03T06:00:00|IDLE+DRAIN|maintenance\n"
+    )
+    r2 = ingest_source(cfg, src, [date(2026, 11, 3)], home)
+    assert r2.node_events_landed == 2
+    got = landed()
+    assert got["date=2026-11-02"] == [datetime(2026, 11, 3, 1, tzinfo=UTC)]
+    assert len(got["date=2026-11-03"]) == 1
