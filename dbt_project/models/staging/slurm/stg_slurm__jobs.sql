@@ -32,7 +32,19 @@ renamed as (
         cast(nnodes as integer) as node_count,
         cast(gpus as integer) as gpus,
         hosts,
-        job_name
+        job_name,
+        -- an unstarted array range (`123_[5-9]`) is one row: the task ids it stands for, and
+        -- `gpus` per task
+        array_task_ids,
+        het_job_id,
+        cast(het_job_offset as integer) as het_job_offset,
+        cast(req_cpus as integer) as requested_cpus,
+        req_mem_mib as requested_memory_mib,
+        req_mem_per as requested_memory_per,
+        alloc_mem_mib as allocated_memory_mib,
+        cast(timelimit_seconds as bigint) as timelimit_seconds,
+        cast(step_count as integer) as step_count,
+        max_rss_mib
 
     from source
 

@@ -1,0 +1,139 @@
+"""Asset checks beside the telemetry and scheduler ingest assets: the landing table's Great
+Expectations suite (ingest/quality_telemetry.py) on each day partition the run landed, with the
+source's quarantined rows counted by reason in the check's metadata.
+
+The check (`landing_expectations`) is not blocking: telemetry that breaks a range or arrives out
+of order is reported (severity ERROR) without holding back the billing and cost marts of the
+day; rows a reader could not use are already in quarantine and in `fct_quarantine`.
+"""
+
+from collections.abc import Iterable
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetChecksDefinition,
+    AssetCheckSeverity,
+    MetadataValue,
+    asset_check,
+)
+
+from fleetledger.config import Config, Source
+from orchestration.ingest_assets import raw_asset_key, source_landing_table
+from orchestration.resources import FleetResource
+
+CHECK_NAME = "landing_expectations"
+
+
+def _suite_tables() -> tuple[str, ...]:
+    from ingest.quality_telemetry import TABLES
+
+    return TABLES
+
+
+def day_partitions(
+    home: Path, table: str, source: str, days: tuple[date, date] | None
+) -> list[str]:
+    """The landed `date=` partitions of `source` in `table` within `days` (first, last), or
+    every landed one when `days` is None."""
+    folder = Path(home) / "raw" / table / source
+    if not folder.exists():
+        return []
+    landed = sorted(
+        p.name for p in folder.iterdir() if p.is_dir() and (p / "part-0.parquet").exists()
+    )
+    if days is None:
+        return landed
+    first, last = days
+    wanted = {f"date={first + timedelta(days=i)}" for i in range((last - first).days + 1)}
+    return [p for p in landed if p in wanted]
+
+
+def run_days(context: AssetCheckExecutionContext) -> tuple[date, date] | None:
+    """The run's partition range as days; None when the run is not partitioned."""
+    op = context.op_execution_context
+    try:
+        if not op.has_partition_key_range:
+            return None
+        key_range = op.partition_key_range
+    except Exception:  # noqa: BLE001 - an unpartitioned run checks everything landed
+        return None
+    return date.fromisoformat(key_range.start), date.fromisoformat(key_range.end)
+
+
+def _md(items: Iterable[str], limit: int = 30) -> MetadataValue:
+    items = list(items)
+    shown = items[:limit] + ([f"... {len(items) - limit} more"] if len(items) > limit else [])
+    return MetadataValue.md("\n".join(f"- {i}" for i in shown) or "(none)")
+
+
+def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
+    name = source.name
+
+    @asset_check(
+        asset=raw_asset_key(name),
+        name=CHECK_NAME,
+        blocking=False,
+        description=(
+            f"Great Expectations suite of `{table}` (columns, types, keys, value ranges, known "
+            "states, monotonic time per series) on each day this run landed; quarantined rows "
+            "counted by reason."
+        ),
+    )
+    def _check(context: AssetCheckExecutionContext, fleet: FleetResource) -> AssetCheckResult:
+        from ingest.quality_telemetry import quarantine_counts, validate_landed
+
+        home = fleet.home_path
+        partitions = day_partitions(home, table, name, run_days(context))
+        results = [validate_landed(home, table, name, p) for p in partitions]
+        failed = [r for r in results if not r.passed]
+        quarantined: dict[str, int] = {}
+        for p in partitions:
+            for reason, n in quarantine_counts(home, name, p).items():
+                quarantined[reason] = quarantined.get(reason, 0) + n
+        if not results:
+            description = f"no landed partitions of {name} in {table} to check"
+        elif failed:
+            description = " | ".join(r.summary() for r in failed[:3])
+        else:
+            description = (
+                f"{len(results)} partitions of {table} pass ({sum(r.rows for r in results)} "
+                f"rows, {results[0].expectations} expectations each)"
+            )
+        if quarantined:
+            description += f"; {sum(quarantined.values())} rows quarantined"
+        metadata: dict[str, Any] = {
+            "partitions": _md(partitions),
+            "rows": sum(r.rows for r in results),
+            "failed_partitions": len(failed),
+            "failures": _md(f"{r.partition}: {f}" for r in failed for f in r.failures),
+            "quarantined_rows": sum(quarantined.values()),
+            "quarantine_reasons": _md(
+                f"{n} × {reason}" for reason, n in sorted(quarantined.items(), key=lambda x: -x[1])
+            ),
+        }
+        return AssetCheckResult(
+            passed=not failed,
+            severity=AssetCheckSeverity.ERROR,
+            description=description,
+            metadata=metadata,
+        )
+
+    return _check
+
+
+def quality_checks(cfg: Config | None, kinds: Iterable[str]) -> list[AssetChecksDefinition]:
+    """The landing checks of every configured source of `kinds` whose table has a suite."""
+    if cfg is None:
+        return []
+    wanted = set(kinds)
+    tables = set(_suite_tables())
+    out: list[AssetChecksDefinition] = []
+    for source in cfg.sources:
+        table = source_landing_table(source)
+        if source.kind in wanted and table in tables:
+            out.append(expectations_check(source, table))
+    return out
