@@ -77,14 +77,38 @@ CUR_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("cost_category", STR),
     ("product", STR),
     ("discount", STR),
+    ("identity_line_item_id", STR),
+    ("identity_time_interval", STR),
+    ("line_item_line_item_description", STR),
+    ("split_line_item_net_split_cost", F64),
+    ("split_line_item_net_unused_cost", F64),
     ("x_execution_id", STR),
     ("x_billing_period", STR),
 ]
 CUR_MAP_COLUMNS = ("resource_tags", "cost_category", "product", "discount")
 
+# One row per service and currency of each CUR delivery (manifest) landed: what it said, kept
+# across restatements (not replaced per period). See ingest/aws_deliveries.py.
+CUR_DELIVERY_COLUMNS: list[tuple[str, pa.DataType]] = [
+    ("billing_period", STR),
+    ("delivery_id", STR),
+    ("format", STR),
+    ("manifest", STR),
+    ("manifest_version", STR),
+    ("delivered_at", TS),
+    ("ingested_at", TS),
+    ("service", STR),
+    ("currency", STR),
+    ("line_count", I64),
+    ("billed_cost", F64),
+    ("effective_cost", F64),
+    ("list_cost", F64),
+]
+
 _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
     # open-ended: only the lineage columns are fixed; the rest is the schema file's hint
     "aws_cur_lines": CUR_COLUMNS,
+    "aws_cur_deliveries": CUR_DELIVERY_COLUMNS,
     "gcp_billing_lines": [
         ("billing_account_id", STR),
         ("service_id", STR),
@@ -274,6 +298,7 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
 
 #: tables whose columns are fixed by the contract (every column of the schema is written)
 FIXED_TABLES = (
+    "aws_cur_deliveries",
     "gcp_billing_lines",
     "dcgm_samples",
     "slurm_jobs",
@@ -459,6 +484,27 @@ def land_frames(
         raise IngestError(f"land_frames: {table} has no fixed schema")
     target = partition_dir(home, table, source, partition)
     return _write_partition(target, None, (to_arrow(table, df) for df in frames), table=table)
+
+
+def land_record(
+    home: Path, table: str, source: str, partition: str, name: str, df: pl.DataFrame
+) -> Path:
+    """Write `df` as `home/raw/<table>/<source>/<partition>/<name>.parquet` beside the other
+    records of the partition (for append-only tables such as `aws_cur_deliveries`): the file is
+    written under a temporary name and renamed, so a record is whole or absent, and writing the
+    same `name` again replaces it (re-runs never duplicate). Returns the file written."""
+    if not _SOURCE.match(name):
+        raise IngestError(f"invalid record name {name!r}")
+    target = partition_dir(home, table, source, partition) / f"{name}.parquet"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{name}.{uuid.uuid4().hex[:12]}.partial"
+    try:
+        pq.write_table(to_arrow(table, df), tmp, compression="zstd")
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return target
 
 
 def land_quarantine(home: Path, source: str, partition: str, df: pl.DataFrame) -> Path | None:

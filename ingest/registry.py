@@ -53,6 +53,8 @@ FORMAT_TABLES = {
     ("power", "node_gpu_rollup"): "node_gpu_power_hourly",
 }
 BILLING = {"aws_cur", "gcp_billing"}
+#: kinds whose reader takes remote locations (aws_cur: s3://)
+REMOTE_KINDS = {"aws_cur"}
 DATE_PLACEHOLDER = "{date}"
 
 
@@ -297,7 +299,7 @@ def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> 
     if kind == "dcgm" and source.options.get("format") == "prometheus_api":
         _ingest_prometheus(source, table, location, days, home, report)
         return report
-    if "://" in location and not sacct_command:
+    if "://" in location and kind not in REMOTE_KINDS and not sacct_command:
         raise IngestError(
             f"source {source.name}: remote locations are not supported yet: {location}"
         )
@@ -429,6 +431,48 @@ def _ingest_whole(
     )
 
 
+def _ingest_aws_cur(
+    source: Source,
+    table: str,
+    location: str,
+    periods: list[str],
+    home: Path,
+    report: IngestReport,
+) -> None:
+    """Land each requested billing period from its latest CUR manifest (local folder or
+    s3://), replacing the period whole, then record the delivery (`aws_cur_deliveries`). A
+    period with no manifest lands empty. A period that fails to read raises before anything of
+    it is landed."""
+    from ingest.aws_cur import CurExport
+    from ingest.aws_deliveries import record_delivery
+
+    export = CurExport(location, dict(source.options))
+    latest = export.latest()
+    for period in periods:
+        partition = f"period={period}"
+        if period not in latest:
+            report.warnings.append(
+                f"no manifest for BILLING_PERIOD={period}: landed an empty partition"
+            )
+            _land_partition(
+                home,
+                table,
+                source.name,
+                partition,
+                empty_frame(table).select("x_source", "x_source_file", "x_line_number"),
+                empty_frame("quarantine"),
+                report,
+            )
+            continue
+        manifest, warnings = latest[period]
+        delivery = export.read(manifest, source=source.name)
+        result = delivery.result
+        report.files_read.extend(result.files)
+        report.warnings.extend([*warnings, *result.warnings])
+        _land_partition(home, table, source.name, partition, result.rows, result.quarantine, report)
+        record_delivery(home, source.name, delivery)
+
+
 def _ingest_billing(
     source: Source,
     kind: str,
@@ -440,57 +484,9 @@ def _ingest_billing(
 ) -> None:
     periods = sorted({d.strftime("%Y-%m") for d in days})
     if kind == "aws_cur":
-        from ingest.aws_cur import read_cur_export
-
-        by_period = read_cur_export(
-            location, source=source.name, periods=periods, options=dict(source.options)
-        )
-        for period in periods:
-            result = by_period.get(period)
-            if result is None:
-                report.warnings.append(
-                    f"no manifest for BILLING_PERIOD={period}: landed an empty partition"
-                )
-                result = ReadResult(
-                    empty_frame(table).select("x_source", "x_source_file", "x_line_number"),
-                    empty_frame("quarantine"),
-                )
-            report.files_read.extend(result.files)
-            report.warnings.extend(result.warnings)
-            _land_partition(
-                home,
-                table,
-                source.name,
-                f"period={period}",
-                result.rows,
-                result.quarantine,
-                report,
-            )
+        _ingest_aws_cur(source, table, location, periods, home, report)
         return
     raise AssertionError(f"{kind} is landed by ingest.billing")
-
-
-def _ingest_prometheus(
-    source: Source, table: str, url: str, days: list[date], home: Path, report: IngestReport
-) -> None:
-    """dcgm from a live Prometheus (option `format: prometheus_api`, location = its URL): each
-    day is asked for chunk by chunk (ingest/dcgm_prometheus.py), checkpointed under
-    `<home>/state/dcgm_prometheus/<source>/date=D/` and landed whole; the checkpoints of a
-    landed day are deleted, those of a failed day let the next run resume."""
-    from ingest.dcgm_prometheus import Checkpoints, read_prometheus_day
-
-    for day in days:
-        partition = f"date={day.isoformat()}"
-        state = home / "state" / "dcgm_prometheus" / source.name / partition
-        result = read_prometheus_day(
-            url, day, source=source.name, options=dict(source.options), state_dir=state
-        )
-        report.files_read.extend(result.files)
-        report.sentinels_dropped += result.sentinels_dropped
-        if result.rows.height == 0:
-            report.warnings.append(f"no samples for {day} from {url}: landed an empty partition")
-        _land_partition(home, table, source.name, partition, result.rows, result.quarantine, report)
-        Checkpoints(state).clear()
 
 
 NODE_EVENTS_TABLE = "slurm_node_events"
@@ -541,3 +537,26 @@ def _ingest_node_events(
     outside = rows.filter(pl.col("_day") > last).height
     if outside:
         report.warnings.append(f"{outside} node events start after {last} and were not landed")
+
+
+def _ingest_prometheus(
+    source: Source, table: str, url: str, days: list[date], home: Path, report: IngestReport
+) -> None:
+    """dcgm from a live Prometheus (option `format: prometheus_api`, location = its URL): each
+    day is asked for chunk by chunk (ingest/dcgm_prometheus.py), checkpointed under
+    `<home>/state/dcgm_prometheus/<source>/date=D/` and landed whole; the checkpoints of a
+    landed day are deleted, those of a failed day let the next run resume."""
+    from ingest.dcgm_prometheus import Checkpoints, read_prometheus_day
+
+    for day in days:
+        partition = f"date={day.isoformat()}"
+        state = home / "state" / "dcgm_prometheus" / source.name / partition
+        result = read_prometheus_day(
+            url, day, source=source.name, options=dict(source.options), state_dir=state
+        )
+        report.files_read.extend(result.files)
+        report.sentinels_dropped += result.sentinels_dropped
+        if result.rows.height == 0:
+            report.warnings.append(f"no samples for {day} from {url}: landed an empty partition")
+        _land_partition(home, table, source.name, partition, result.rows, result.quarantine, report)
+        Checkpoints(state).clear()

@@ -16,7 +16,17 @@ EXPORT = "fleet-cur"
 URI = f"s3://fleet-billing/cur2/{EXPORT}"
 
 
-def _manifest(folder: Path, period: str, files: list[str], execution: str) -> Path:
+TYPES = {
+    "line_item_unblended_cost": "double",
+    "line_item_usage_start_date": "timestamp",
+    "custom_count": "bigint",
+    "resource_tags": "map<string,string>",
+}
+
+
+def _manifest(
+    folder: Path, period: str, files: list[str], execution: str, columns: list[str]
+) -> Path:
     d = folder / "metadata" / f"BILLING_PERIOD={period}"
     d.mkdir(parents=True, exist_ok=True)
     m = d / f"{EXPORT}-Manifest.json"
@@ -25,12 +35,7 @@ def _manifest(folder: Path, period: str, files: list[str], execution: str) -> Pa
             {
                 "executionId": execution,
                 "exportArn": "arn:aws:bcm-data-exports:us-east-1:111122223333:export/fleet-cur",
-                "columns": [
-                    {"name": "line_item_unblended_cost", "type": "double"},
-                    {"name": "line_item_usage_start_date", "type": "timestamp"},
-                    {"name": "custom_count", "type": "bigint"},
-                    {"name": "resource_tags", "type": "map<string,string>"},
-                ],
+                "columns": [{"name": c, "type": TYPES.get(c, "string")} for c in columns],
                 "dataFiles": [f"{URI}/data/BILLING_PERIOD={period}/{f}" for f in files],
                 "additionalOutputFiles": [],
                 "somethingNew": True,
@@ -38,6 +43,15 @@ def _manifest(folder: Path, period: str, files: list[str], execution: str) -> Pa
         )
     )
     return m
+
+
+CSV_COLUMNS = [
+    "line_item_line_item_type",
+    "line_item_usage_start_date",
+    "line_item_unblended_cost",
+    "custom_count",
+    "resource_tags",
+]
 
 
 def make_export(root: Path) -> Path:
@@ -68,19 +82,18 @@ def make_export(root: Path) -> Path:
         }
     )
     pq.write_table(table, d / f"{EXPORT}-00001.snappy.parquet")
-    _manifest(folder, "2026-10", [f"{EXPORT}-00001.snappy.parquet"], "exec-oct")
+    _manifest(folder, "2026-10", [f"{EXPORT}-00001.snappy.parquet"], "exec-oct", table.column_names)
 
     d = folder / "data" / "BILLING_PERIOD=2026-11"
     d.mkdir(parents=True)
     csv = (
-        "line_item_line_item_type,line_item_usage_start_date,line_item_unblended_cost,"
-        "custom_count,resource_tags\n"
+        ",".join(CSV_COLUMNS) + "\n"
         'Usage,2026-11-01T00:00:00.000Z,10.5,3,"{""user_team"":""research""}"\n'
         "Usage,2026-11-01T01:00:00.000Z,,,\n"
         "Usage,2026-11-01T02:00:00.000Z,not-a-number,1,\n"
     )
     (d / f"{EXPORT}-00001.csv.gz").write_bytes(gzip.compress(csv.encode()))
-    _manifest(folder, "2026-11", [f"{EXPORT}-00001.csv.gz"], "exec-nov")
+    _manifest(folder, "2026-11", [f"{EXPORT}-00001.csv.gz"], "exec-nov", CSV_COLUMNS)
     return folder
 
 
@@ -142,6 +155,7 @@ def test_manifest_names_missing_file(tmp_path: Path) -> None:
         "2026-10",
         ["fleet-cur-00001.snappy.parquet", "fleet-cur-00002.snappy.parquet"],
         "e2",
+        [],
     )
     with pytest.raises(IngestError) as err:
         read_cur_export(folder, source="aws", periods=["2026-10"])

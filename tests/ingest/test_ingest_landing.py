@@ -110,6 +110,7 @@ def test_quarantine_and_schema_files(tmp_path: Path) -> None:
 
     written = write_schema_files(tmp_path)
     assert len(written) == len(SCHEMAS)
+    assert {"aws_cur_lines", "aws_cur_deliveries", "quarantine"} <= set(SCHEMAS)
     con = duckdb.connect()
     for table in FIXED_TABLES:
         f = tmp_path / "raw" / table / "_schema" / "part-0.parquet"

@@ -41,7 +41,10 @@ final as (
         x_host is null as x_unattributed,
         x_billed_cost_reporting,
         x_effective_cost_reporting,
-        x_list_cost_reporting
+        x_list_cost_reporting,
+        x_split_parent_resource_id,
+        x_split_cost,
+        x_split_cost_reporting
     from lines
 
 )

@@ -1,3 +1,4 @@
+-- CUR lines as landed (CUR 2.0 names; legacy CUR is mapped onto them at ingest), renamed.
 with
 
 source as (
@@ -45,6 +46,14 @@ renamed as (
         cast(reservation_unused_amortized_upfront_fee_for_billing_period as double)
             as reservation_unused_amortized_upfront_fee,
         cast(reservation_unused_recurring_fee as double) as reservation_unused_recurring_fee,
+        split_line_item_parent_resource_id as split_parent_resource_id,
+        cast(split_line_item_split_cost as double) as split_cost,
+        cast(split_line_item_unused_cost as double) as split_unused_cost,
+        cast(split_line_item_net_split_cost as double) as split_net_split_cost,
+        cast(split_line_item_net_unused_cost as double) as split_net_unused_cost,
+        cast(split_line_item_public_on_demand_split_cost as double)
+            as split_public_on_demand_cost,
+        cast(split_line_item_split_usage_ratio as double) as split_usage_ratio,
         resource_tags
 
     from source

@@ -1,0 +1,148 @@
+-- What a restated (redelivered) billing period changed. For every delivery of a period that has
+-- an earlier one (ordered by delivery time, then first ingest), the earlier delivery's totals and
+-- the new ones, per service and currency, and the change. fct_billing holds only the latest
+-- delivery of each period; this is how a number reported last week is explained today.
+-- `delivered_after_period_end`: the period had closed (a restatement proper, not the daily
+-- refresh of an open month).
+with
+
+deliveries as (
+
+    select * from {{ ref('stg_aws_cur__deliveries') }}
+
+),
+
+delivery_list as (
+
+    select distinct
+        x_source,
+        billing_period,
+        delivery_id,
+        delivered_at,
+        ingested_at
+    from deliveries
+
+),
+
+ordered as (
+
+    select
+        delivery_list.*,
+        lag(delivery_id) over (
+            partition by x_source, billing_period
+            order by delivered_at, ingested_at, delivery_id
+        ) as previous_delivery_id,
+        lag(delivered_at) over (
+            partition by x_source, billing_period
+            order by delivered_at, ingested_at, delivery_id
+        ) as previous_delivered_at
+    from delivery_list
+
+),
+
+restated as (
+
+    select * from ordered
+    where previous_delivery_id is not null
+
+),
+
+new_totals as (
+
+    select
+        restated.x_source,
+        restated.billing_period,
+        restated.delivery_id,
+        deliveries.service_name,
+        deliveries.billing_currency,
+        deliveries.line_count,
+        deliveries.billed_cost,
+        deliveries.effective_cost,
+        deliveries.list_cost
+    from restated
+    inner join deliveries
+        on deliveries.x_source = restated.x_source
+        and deliveries.billing_period = restated.billing_period
+        and deliveries.delivery_id = restated.delivery_id
+
+),
+
+old_totals as (
+
+    select
+        restated.x_source,
+        restated.billing_period,
+        restated.delivery_id,
+        deliveries.service_name,
+        deliveries.billing_currency,
+        deliveries.line_count,
+        deliveries.billed_cost,
+        deliveries.effective_cost,
+        deliveries.list_cost
+    from restated
+    inner join deliveries
+        on deliveries.x_source = restated.x_source
+        and deliveries.billing_period = restated.billing_period
+        and deliveries.delivery_id = restated.previous_delivery_id
+
+),
+
+compared as (
+
+    select
+        coalesce(new_totals.x_source, old_totals.x_source) as x_source,
+        coalesce(new_totals.billing_period, old_totals.billing_period) as billing_period,
+        coalesce(new_totals.delivery_id, old_totals.delivery_id) as delivery_id,
+        coalesce(new_totals.service_name, old_totals.service_name) as service_name,
+        coalesce(new_totals.billing_currency, old_totals.billing_currency) as billing_currency,
+        coalesce(old_totals.line_count, 0) as old_line_count,
+        coalesce(new_totals.line_count, 0) as new_line_count,
+        coalesce(old_totals.billed_cost, 0) as old_billed_cost,
+        coalesce(new_totals.billed_cost, 0) as new_billed_cost,
+        coalesce(old_totals.effective_cost, 0) as old_effective_cost,
+        coalesce(new_totals.effective_cost, 0) as new_effective_cost,
+        coalesce(old_totals.list_cost, 0) as old_list_cost,
+        coalesce(new_totals.list_cost, 0) as new_list_cost
+    from new_totals
+    full outer join old_totals
+        on old_totals.x_source = new_totals.x_source
+        and old_totals.billing_period = new_totals.billing_period
+        and old_totals.delivery_id = new_totals.delivery_id
+        and old_totals.service_name = new_totals.service_name
+        and old_totals.billing_currency = new_totals.billing_currency
+
+),
+
+final as (
+
+    select
+        'aws' as provider,
+        compared.x_source,
+        compared.billing_period,
+        compared.delivery_id,
+        restated.delivered_at,
+        restated.previous_delivery_id,
+        restated.previous_delivered_at,
+        {{ to_epoch('restated.delivered_at') }} >= {{ to_epoch(dbt.dateadd('month', 1, dbt.cast("compared.billing_period || '-01'", api.Column.translate_type('date')))) }}
+            as delivered_after_period_end,
+        compared.service_name,
+        compared.billing_currency,
+        compared.old_line_count,
+        compared.new_line_count,
+        compared.old_billed_cost,
+        compared.new_billed_cost,
+        compared.new_billed_cost - compared.old_billed_cost as billed_cost_change,
+        compared.old_effective_cost,
+        compared.new_effective_cost,
+        compared.new_effective_cost - compared.old_effective_cost as effective_cost_change,
+        compared.old_list_cost,
+        compared.new_list_cost
+    from compared
+    inner join restated
+        on restated.x_source = compared.x_source
+        and restated.billing_period = compared.billing_period
+        and restated.delivery_id = compared.delivery_id
+
+)
+
+select * from final
