@@ -23,7 +23,7 @@ import glob
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,15 @@ KIND_TABLES = {
     "oci_cost": "focus_lines",
     "gcp_catalog": "gcp_catalog_skus",
 }
-REMOTE_SCHEMES = ("bigquery://", "http://", "https://")
+
+_LEDGER_SCHEMA = {
+    "x_source_file": pl.String,
+    "x_line_number": pl.Int64,
+    "period": pl.String,
+    "currency": pl.String,
+    "amount": pl.Float64,
+}
+
 
 FileReader = Callable[[Path, str, dict[str, Any]], ReadResult]
 LedgerReader = Callable[[Path, dict[str, Any]], pl.DataFrame]
@@ -167,9 +175,7 @@ def ingest_billing(
         ledger_options = {k: v for k, v in options.items() if k != "provider"}
         ledgers = [spec.ledger(f, ledger_options) for f in files]
         result = ReadResult.concat(spec.table, results)
-        ledger = (
-            pl.concat(ledgers) if ledgers else pl.DataFrame(schema=_LEDGER_SCHEMA)  # type: ignore[arg-type]
-        )
+        ledger = pl.concat(ledgers) if ledgers else pl.DataFrame(schema=_LEDGER_SCHEMA)
         aggregates = None
         report.files_read.extend(result.files)
         report.warnings.extend(result.warnings)
@@ -184,15 +190,6 @@ def ingest_billing(
         )
     periods = sorted(set(requested) | set(touched))
     land_billing(home, spec, source.name, result, ledger, aggregates, periods, report)
-
-
-_LEDGER_SCHEMA = {
-    "x_source_file": pl.String,
-    "x_line_number": pl.Int64,
-    "period": pl.String,
-    "currency": pl.String,
-    "amount": pl.Float64,
-}
 
 
 # --------------------------------------------------------------------------- landing
@@ -325,14 +322,5 @@ def source_totals(
         )
         .sort("x_source_file", "currency", nulls_last=True)
         .select(list(schema))
-        .cast(dict(schema))  # type: ignore[arg-type]
+        .cast(dict(schema))
     )
-
-
-def first_of_month(period: str) -> datetime:
-    return datetime.strptime(period, "%Y-%m").replace(tzinfo=UTC)
-
-
-def next_month(period: str) -> datetime:
-    start = first_of_month(period)
-    return (start + timedelta(days=32)).replace(day=1)

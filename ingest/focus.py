@@ -500,7 +500,7 @@ def frame_to_focus(
         x_source=pl.lit(source, pl.String),
         x_source_file=pl.lit(file, pl.String),
     ).select(list(schema))
-    rows = rows.cast(dict(schema))  # type: ignore[arg-type]
+    rows = rows.cast(dict(schema))
     quarantine = (
         quarantine_from(
             bad_rows.with_columns(

@@ -15,8 +15,6 @@ group can add the expectations check for its sources once its table has a suite
 (`ingest.quality.register_suite`).
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from datetime import date, timedelta
 from pathlib import Path
