@@ -1,27 +1,42 @@
 -- One row per physical GPU and sample time with the signals of the fleet-health marts:
--- utilisation (PROF_GR_ENGINE_ACTIVE, else GPU_UTIL / 100), SM clock, the XID gauge (and whether
--- DCGM_EXP_XID_ERRORS_COUNT is exported at the sample), the clock
--- throttle / event reasons bitmask and the ECC counters; each sample covers
--- [t, min(next sample's t, t + stale_after)) like int_sample_intervals. MIG instances are
--- left out (their samples repeat device-level fields).
+-- utilisation, SM clock and the XID gauge (from int_gpu_samples, whole GPUs: MIG instance
+-- series repeat device-level fields), plus the fields only health needs, pivoted here from the
+-- few samples that carry them: the clock throttle / event reasons bitmask, the ECC counters and
+-- whether DCGM_EXP_XID_ERRORS_COUNT is exported. Each sample covers
+-- [t, min(next sample's t, t + stale_after)) like int_sample_intervals.
 with
 
-samples as (
+gpu_samples as (
 
-    select * from {{ ref('stg_dcgm__samples') }}
+    select * from {{ ref('int_gpu_samples') }}
+    where mig_instance = ''
+
+),
+
+health_fields as (
+
+    select
+        gpu_uuid,
+        {{ to_epoch('sampled_at') }} as t,
+        max(case
+            when metric in ('DCGM_FI_DEV_CLOCK_THROTTLE_REASONS', 'DCGM_FI_DEV_CLOCKS_EVENT_REASONS')
+                then value
+        end) as throttle_reasons,
+        max(case when metric = 'DCGM_FI_DEV_ECC_SBE_VOL_TOTAL' then value end) as ecc_sbe_total,
+        max(case when metric = 'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL' then value end) as ecc_dbe_total,
+        max(case when metric = 'DCGM_EXP_XID_ERRORS_COUNT' then 1 else 0 end) = 1
+            as exports_xid_count
+    from {{ ref('stg_dcgm__samples') }}
     where
         mig_instance is null
         and metric in (
-            'DCGM_FI_PROF_GR_ENGINE_ACTIVE',
-            'DCGM_FI_DEV_GPU_UTIL',
-            'DCGM_FI_DEV_SM_CLOCK',
-            'DCGM_FI_DEV_XID_ERRORS',
-            'DCGM_EXP_XID_ERRORS_COUNT',
             'DCGM_FI_DEV_CLOCK_THROTTLE_REASONS',
             'DCGM_FI_DEV_CLOCKS_EVENT_REASONS',
             'DCGM_FI_DEV_ECC_SBE_VOL_TOTAL',
-            'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL'
+            'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL',
+            'DCGM_EXP_XID_ERRORS_COUNT'
         )
+    group by gpu_uuid, {{ to_epoch('sampled_at') }}
 
 ),
 
@@ -31,39 +46,35 @@ settings as (
 
 ),
 
-per_sample as (
+joined as (
 
     select
-        gpu_uuid,
-        host,
-        gpu_index,
-        {{ to_epoch('sampled_at') }} as t,
-        max(case when metric = 'DCGM_FI_PROF_GR_ENGINE_ACTIVE' then value end) as prof_gr_engine_active,
-        max(case when metric = 'DCGM_FI_DEV_GPU_UTIL' then value end) as gpu_util_pct,
-        max(case when metric = 'DCGM_FI_DEV_SM_CLOCK' then value end) as sm_clock_mhz,
-        max(case when metric = 'DCGM_FI_DEV_XID_ERRORS' then value end) as xid,
-        max(case when metric = 'DCGM_EXP_XID_ERRORS_COUNT' then 1 else 0 end) = 1
-            as exports_xid_count,
-        max(case
-            when metric in ('DCGM_FI_DEV_CLOCK_THROTTLE_REASONS', 'DCGM_FI_DEV_CLOCKS_EVENT_REASONS')
-                then value
-        end) as throttle_reasons,
-        max(case when metric = 'DCGM_FI_DEV_ECC_SBE_VOL_TOTAL' then value end) as ecc_sbe_total,
-        max(case when metric = 'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL' then value end) as ecc_dbe_total
-    from samples
-    group by gpu_uuid, host, gpu_index, {{ to_epoch('sampled_at') }}
+        gpu_samples.gpu_uuid,
+        gpu_samples.host,
+        gpu_samples.gpu_index,
+        gpu_samples.t,
+        gpu_samples.utilization,
+        gpu_samples.sm_clock_mhz,
+        gpu_samples.xid,
+        health_fields.throttle_reasons,
+        health_fields.ecc_sbe_total,
+        health_fields.ecc_dbe_total,
+        coalesce(health_fields.exports_xid_count, false) as exports_xid_count
+    from gpu_samples
+    left join health_fields
+        on health_fields.gpu_uuid = gpu_samples.gpu_uuid and health_fields.t = gpu_samples.t
 
 ),
 
 ordered as (
 
     select
-        per_sample.*,
+        joined.*,
         lead(t) over (partition by gpu_uuid order by t) as next_t,
         lag(xid) over (partition by gpu_uuid order by t) as prev_xid,
         lag(ecc_sbe_total) over (partition by gpu_uuid order by t) as prev_ecc_sbe_total,
         lag(ecc_dbe_total) over (partition by gpu_uuid order by t) as prev_ecc_dbe_total
-    from per_sample
+    from joined
 
 ),
 
@@ -79,7 +90,7 @@ final as (
             coalesce(ordered.next_t, ordered.t + coalesce(settings.stale_after, 120)),
             ordered.t + coalesce(settings.stale_after, 120)
         ) as valid_to,
-        coalesce(ordered.prof_gr_engine_active, ordered.gpu_util_pct / 100.0) as utilization,
+        ordered.utilization,
         ordered.sm_clock_mhz,
         cast(ordered.xid as bigint) as xid,
         ordered.exports_xid_count,
