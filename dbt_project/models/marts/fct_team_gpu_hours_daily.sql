@@ -1,6 +1,7 @@
 -- GPU-hours per team and UTC day (docs/metrics.md): the scheduler's allocation (GPUs x the
 -- part of [started_at, ended_at or the end of the window) inside the day), and what telemetry
--- says the runs did with it (busy / allocated-idle GPU-hours, direct cost). Team null: runs no
+-- says the runs did with it (busy / allocated-idle GPU-hours, direct cost, GPU energy and, on
+-- rate-card nodes, its cost). Team null: runs no
 -- team rule matched.
 with
 
@@ -21,7 +22,7 @@ runs as (
     select
         fct_runs.run_id,
         fct_runs.team,
-        fct_runs.gpus,
+        fct_runs.gpu_equivalents,
         {{ to_epoch('fct_runs.started_at') }} as started_epoch,
         coalesce({{ to_epoch('fct_runs.ended_at') }}, window_end.t_end) as ended_epoch
     from {{ ref('fct_runs') }} as fct_runs
@@ -37,7 +38,7 @@ allocated as (
         runs.team,
         count(distinct runs.run_id) as runs,
         sum(
-            runs.gpus * (
+            runs.gpu_equivalents * (
                 least(runs.ended_epoch, days.day_epoch + 86400)
                 - greatest(runs.started_epoch, days.day_epoch)
             )
@@ -57,7 +58,9 @@ held as (
         run_teams.team,
         sum(run_hours.busy_seconds) / 3600.0 as busy_gpu_hours,
         sum(run_hours.allocated_idle_seconds) / 3600.0 as allocated_idle_gpu_hours,
-        sum(run_hours.cost) as cost
+        sum(run_hours.cost) as cost,
+        sum(run_hours.energy_wh) / 1000.0 as energy_kwh,
+        sum(run_hours.energy_cost) as energy_cost
     from {{ ref('int_run_gpu_hour_costs') }} as run_hours
     inner join {{ ref('fct_runs') }} as run_teams
         on run_teams.run_id = run_hours.run_id
@@ -74,7 +77,9 @@ final as (
         allocated.allocated_gpu_hours,
         coalesce(held.busy_gpu_hours, 0) as busy_gpu_hours,
         coalesce(held.allocated_idle_gpu_hours, 0) as allocated_idle_gpu_hours,
-        coalesce(held.cost, 0) as cost
+        coalesce(held.cost, 0) as cost,
+        coalesce(held.energy_kwh, 0) as energy_kwh,
+        held.energy_cost
     from allocated
     left join held
         on held.day_epoch = allocated.day_epoch
