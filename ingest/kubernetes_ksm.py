@@ -119,7 +119,9 @@ def parse_ksm(
     df = df.with_columns(reason=reason)
     key = pl.struct("time", "namespace", "pod", "uid", "container", "resource")
     df = df.with_columns(
-        reason=pl.when(pl.col("reason").is_null() & ~key.is_first_distinct())
+        reason=pl.when(
+            pl.col("reason").is_null() & ~key.is_first_distinct().over(pl.col("reason").is_null())
+        )
         .then(pl.lit("duplicate container series at the same time"))
         .otherwise(pl.col("reason"))
     )

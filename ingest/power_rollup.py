@@ -152,15 +152,17 @@ def parse_rollup(
         .otherwise(None)
     )
     df = df.with_columns(reason=reason)
-    dup = pl.col("reason").is_null() & pl.struct("host", "time").is_duplicated()
-    first_seen = pl.struct("host", "time").is_first_distinct()
+    # a (host, hour) already read among the good rows is a duplicate (the first one is kept)
+    repeated = pl.col("reason").is_null() & ~pl.struct("host", "time").is_first_distinct().over(
+        pl.col("reason").is_null()
+    )
     df = df.with_columns(
-        reason=pl.when(dup & ~first_seen)
+        reason=pl.when(repeated)
         .then(pl.lit("duplicate row for this host and time"))
         .otherwise(pl.col("reason"))
     )
-    quarantine = quarantine_from(df.filter(pl.col("reason").is_not_null()), pl.col("reason"),
-                                 pl.col("line"))  # fmt: skip
+    bad = df.filter(pl.col("reason").is_not_null())
+    quarantine = quarantine_from(bad, pl.col("reason"), pl.col("line"))
     interval = int(options.get("interval_seconds", 3600))
     good = df.filter(pl.col("reason").is_null())
     rows = (

@@ -134,5 +134,13 @@ def test_header_mapping_timezone_and_csv(tmp_path: Path) -> None:
         options={"columns": {"power_avg_w": "Watts"}},
     )
     assert r.rows["power_avg_w"].to_list() == [1.0]
+    # a duplicate is judged among the good rows: a rejected row does not shadow the next one
+    text = b"name\ttimestamp\tpowerave\nn1\t2024-01-01 00:00\tx\nn1\t2024-01-01 00:00\t5\n"
+    r = parse_rollup(text + b"n1\t2024-01-01 00:00\t6\n", source="s", file="f")
+    assert r.rows.select("power_avg_w", "x_line_number").rows() == [(5.0, 3)]
+    assert r.quarantine.select("x_line_number", "reason").rows() == [
+        (2, "not a number in power_avg_w"),
+        (4, "duplicate row for this host and time"),
+    ]
     with pytest.raises(IngestError, match="power format 'xml' is not supported"):
         read_power(tmp_path / "x", source="s", options={"format": "xml"})
