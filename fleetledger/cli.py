@@ -330,6 +330,20 @@ def cmd_app(args: argparse.Namespace) -> int:
     os.execve(sys.executable, cmd, env)  # streamlit takes over the process (and Ctrl-C)
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    """`python -m benchmarks.dcgm_parse` (benchmarks/ lives beside the package, not in it)."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    try:
+        from benchmarks.dcgm_parse import main as bench_main
+    except ImportError as e:
+        raise CliError(f"benchmarks are not available here ({e}); run from a checkout") from None
+    extra = list(args.bench_args)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    return bench_main(extra)
+
+
 def cmd_not_implemented(args: argparse.Namespace) -> int:
     err.print(f"fleetledger {args.command}: not implemented yet")
     return 2
@@ -387,7 +401,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("streamlit_args", nargs=argparse.REMAINDER, help="passed on to `streamlit run`")
     p.set_defaults(func=cmd_app)
 
-    for name, text in (("alerts", "evaluate and send alerts"), ("bench", "benchmarks")):
+    # every option goes to the benchmark's own parser (`fleetledger bench --help` is its help)
+    p = sub.add_parser(
+        "bench",
+        help="benchmark: DCGM text parsing vs prometheus_client (docs/benchmarks.md)",
+        prefix_chars="+",
+        add_help=False,
+    )
+    p.add_argument("bench_args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_bench)
+
+    for name, text in (("alerts", "evaluate and send alerts"),):
         p = sub.add_parser(name, help=f"{text} (not implemented yet)")
         p.set_defaults(func=cmd_not_implemented)
     return parser

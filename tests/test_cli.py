@@ -47,7 +47,7 @@ def test_run_rejects_date_with_range(capsys: pytest.CaptureFixture[str]) -> None
     assert "either --date" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["alerts", "bench"])
+@pytest.mark.parametrize("command", ["alerts"])
 def test_unimplemented_commands_say_so(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([command]) == 2
     assert "not implemented yet" in capsys.readouterr().err
