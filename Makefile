@@ -5,7 +5,7 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 VENV := .venv
 
-.PHONY: demo test lint app uv sync sync-dev clean
+.PHONY: demo test lint app uv sync sync-dev system-deps clean
 
 uv:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || \
@@ -23,7 +23,11 @@ sync-dev: uv
 demo: sync
 	$(VENV)/bin/fleetledger demo
 
-test: sync-dev
+# system packages the tests use (prometheus + promtool for the live-Prometheus DCGM test)
+system-deps:
+	bash .ci/install-system-deps.sh
+
+test: sync-dev system-deps
 	$(VENV)/bin/pytest
 
 lint: sync-dev
