@@ -60,7 +60,8 @@ def test_gpu_hours_by_state_per_gpu_day(con: duckdb.DuckDBPyConnection, ground_t
         assert g[4] == 24, "every GPU has a row for every hour of the day"
         for i, state in enumerate(STATES):
             want = exp[f"{state}_seconds"]
-            assert abs(g[i] - want) <= _tol(want), (exp["host"], exp["gpu_index"], exp["day"], state)
+            where = (exp["host"], exp["gpu_index"], exp["day"], state)
+            assert abs(g[i] - want) <= _tol(want), where
 
 
 def test_every_state_occurs(ground_truth: dict):
@@ -182,7 +183,8 @@ def test_scenarios_found(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     assert fc == ("NODE_FAIL", "infra")
     # the requeued run: two attempts of one job id
     attempts = con.execute(
-        "select attempt, state, failure_class from fct_runs where run_id in (?, ?) order by attempt",
+        "select attempt, state, failure_class from fct_runs"
+        " where run_id in (?, ?) order by attempt",
         sc["requeued_run"]["run_ids"],
     ).fetchall()
     assert attempts == [(1, "PREEMPTED", "infra"), (2, "COMPLETED", None)]

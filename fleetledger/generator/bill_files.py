@@ -253,7 +253,10 @@ def write_cur(fleet: Fleet, root: Path) -> dict[str, float]:
         pq.write_table(pa.Table.from_pylist(prows, schema=CUR_SCHEMA), data_dir / name)
         manifest = {
             "executionId": stable_uuid("exec", fleet.seed, period),
-            "exportArn": f"arn:aws:bcm-data-exports:us-east-1:{PAYER}:export/{EXPORT}-{stable_uuid('export')}",
+            "exportArn": (
+                f"arn:aws:bcm-data-exports:us-east-1:{PAYER}:export/"
+                f"{EXPORT}-{stable_uuid('export')}"
+            ),
             "exportName": EXPORT,
             "billingPeriod": period,
             "columns": [{"name": f.name, "type": str(f.type)} for f in CUR_SCHEMA],

@@ -72,9 +72,7 @@ def scrape_frame(fleet: Fleet, node: Node, series: list[GpuSeries], a: int, b: i
     """
     parts: list[pl.DataFrame] = []
     node_label = f',node="{node.host}"' if node.provider == "gcp" else ""
-    hostname = (
-        f"nvidia-dcgm-exporter-{node.host[-4:]}" if node.provider == "gcp" else node.host
-    )
+    hostname = f"nvidia-dcgm-exporter-{node.host[-4:]}" if node.provider == "gcp" else node.host
     for s in series:
         m = (s.times >= a) & (s.times < b)
         if not m.any():

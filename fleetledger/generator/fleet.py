@@ -456,7 +456,8 @@ def build_fleet(
     hold(pq2)
     # 3. a failed run that hangs (0 % utilisation) for its last 40 minutes
     fr_dur = 2 * HOUR + 13 * 60 + 5
-    fr_start, fr_host, fr_idx = cal.place(aws, n_gpus, 4, t0 + DAY + 4 * HOUR + 31 * 60 + 50, fr_dur)
+    fr_earliest = t0 + DAY + 4 * HOUR + 31 * 60 + 50
+    fr_start, fr_host, fr_idx = cal.place(aws, n_gpus, 4, fr_earliest, fr_dur)
     fr = slurm_run(
         "aws-hpc",
         "research",
@@ -672,15 +673,30 @@ def build_fleet(
         def mig_pod(name: str, g: int, inst: tuple[str, str], a: int, b: int | None) -> Run:
             uid = stable_uuid(seed, "pod", name, a)
             r = Run(
-                scheduler="kubernetes", cluster="gke-ml", job_id=uid, job_id_raw=uid,
-                attempt=1, team="serving", user="system:serviceaccount", account="inference",
-                queue="inference", kind="inference", name=name, gpus_per_node=0,
-                nodes=[mnode.host], gpu_indices={mnode.host: [g]},
-                submitted=a - int(rng.integers(5, 300)), start=a, end=b,
+                scheduler="kubernetes",
+                cluster="gke-ml",
+                job_id=uid,
+                job_id_raw=uid,
+                attempt=1,
+                team="serving",
+                user="system:serviceaccount",
+                account="inference",
+                queue="inference",
+                kind="inference",
+                name=name,
+                gpus_per_node=0,
+                nodes=[mnode.host],
+                gpu_indices={mnode.host: [g]},
+                submitted=a - int(rng.integers(5, 300)),
+                start=a,
+                end=b,
                 state="Running" if b is None else "Succeeded",
-                util_mean=_util_for_kind(rng, "inference"), util_profile="steady",
-                pod_name=name, labels={"app": "mig-infer", "team": "serving"},
-                mig_instance=inst[0], mig_profile=inst[1],
+                util_mean=_util_for_kind(rng, "inference"),
+                util_profile="steady",
+                pod_name=name,
+                labels={"app": "mig-infer", "team": "serving"},
+                mig_instance=inst[0],
+                mig_profile=inst[1],
             )
             runs.append(r)
             return r
@@ -696,13 +712,28 @@ def build_fleet(
         def shared_pod(name: str, g: int, a: int, b: int) -> Run:
             uid = stable_uuid(seed, "pod", name, a)
             r = Run(
-                scheduler="kubernetes", cluster="gke-ml", job_id=uid, job_id_raw=uid,
-                attempt=1, team="data", user="system:serviceaccount", account="data-eng",
-                queue="data-eng", kind="batch", name=name, gpus_per_node=1,
-                nodes=[mnode.host], gpu_indices={mnode.host: [g]},
-                submitted=a - int(rng.integers(5, 300)), start=a, end=min(b, t1 - 1),
-                state="Succeeded", util_mean=_util_for_kind(rng, "batch"),
-                util_profile="steady", pod_name=name, labels={"app": "etl", "team": "data"},
+                scheduler="kubernetes",
+                cluster="gke-ml",
+                job_id=uid,
+                job_id_raw=uid,
+                attempt=1,
+                team="data",
+                user="system:serviceaccount",
+                account="data-eng",
+                queue="data-eng",
+                kind="batch",
+                name=name,
+                gpus_per_node=1,
+                nodes=[mnode.host],
+                gpu_indices={mnode.host: [g]},
+                submitted=a - int(rng.integers(5, 300)),
+                start=a,
+                end=min(b, t1 - 1),
+                state="Succeeded",
+                util_mean=_util_for_kind(rng, "batch"),
+                util_profile="steady",
+                pod_name=name,
+                labels={"app": "etl", "team": "data"},
             )
             runs.append(r)
             return r
