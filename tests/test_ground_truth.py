@@ -13,6 +13,7 @@ site has MIG-sliced and time-sliced GPUs (issue #5).
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -173,10 +174,13 @@ def test_scenarios_found(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     # the XID 79 outage: its node is down for hours, and the run on it failed as infra
     o = sc["xid79_outage"]
     down = con.execute(
-        "select sum(down_seconds) / 3600 from fct_gpu_hours where host = ? and gpu_index = ?",
-        [o["host"], o["gpu_index"]],
+        "select sum(down_seconds) from fct_gpu_hours"
+        " where host = ? and gpu_index = ? and cast(hour as date) = cast(? as date)",
+        [o["host"], o["gpu_index"], o["start"][:10]],
     ).fetchone()[0]
-    assert down > 5
+    outage = (datetime.fromisoformat(o["end"]) - datetime.fromisoformat(o["start"])).total_seconds()
+    assert outage > 5 * 3600
+    assert abs(down - outage) <= 1, "the GPU that fell off the bus is down exactly that long"
     fc = con.execute(
         "select state, failure_class from fct_runs where run_id = ?", [o["failed_run_id"]]
     ).fetchone()
