@@ -13,8 +13,9 @@
 - Literal `NULL` cells are nulls (`options.null_values`, default `["NULL"]`); times are ISO 8601
   (`2024-09-01T00:00:00Z` or `2024-09-01 00:00:00`, naive = UTC).
 - Rows go to quarantine, with the reason, when BilledCost, BillingCurrency (an ISO 4217 code),
-  BillingPeriodStart/End or ChargePeriodStart/End is empty or unparseable, or when a cost,
-  price or quantity is not a number. Tags (and the other JSON columns) that are not a JSON
+  BillingPeriodStart/End or ChargePeriodStart/End is empty or unparseable, when a cost, price
+  or quantity is not a number, or when neither ServiceProviderName nor ProviderName names the
+  provider (unless `options.provider` does). Tags (and the other JSON columns) that are not a JSON
   object land null, with a warning.
 - Enumerated values are normalised to the spec's spelling when they differ only in case
   (`Usage-based` → `Usage-Based`).
@@ -467,6 +468,12 @@ def frame_to_focus(
             pl.lit("BillingCurrency is not an ISO 4217 code: "), pl.col("BillingCurrency")
         )
     )
+    if not provider:  # the line's provider names it in fct_billing
+        required.append(
+            pl.when(
+                pl.col("ServiceProviderName").is_null() & pl.col("ProviderName").is_null()
+            ).then(pl.lit("ServiceProviderName and ProviderName are empty"))
+        )
     mapped = mapped.with_columns(
         _reason=pl.coalesce(pl.col("_cast_reason"), *required, bad_currency)
     )

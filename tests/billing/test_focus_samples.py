@@ -310,3 +310,21 @@ def test_rows_that_break_a_rule_are_quarantined(tmp_path: Path) -> None:
     assert usd["quarantined_total"] + by_currency["US$"]["quarantined_total"] == pytest.approx(
         float(quarantined)
     )
+
+
+def test_a_line_needs_a_provider_unless_the_source_names_it(tmp_path: Path) -> None:
+    header, rows = sample_rows()
+    rows = [dict(r) for r in rows[:5]]
+    rows[0]["ProviderName"] = "NULL"
+    f = write_csv(tmp_path / "neocloud.csv", header, rows)
+    cfg = focus_config(f)
+    report = ingest_source(cfg, cfg.source("focus"), [DAY], tmp_path / "a")
+    assert (report.rows_landed, report.rows_quarantined) == (4, 1)
+    q = pl.read_parquet(tmp_path / "a/raw/quarantine/focus/period=2024-09/part-0.parquet")
+    assert q.select("x_line_number", "reason").rows() == [
+        (2, "ServiceProviderName and ProviderName are empty")
+    ]
+    cfg = focus_config(f, provider="coreweave")
+    report = ingest_source(cfg, cfg.source("focus"), [DAY], tmp_path / "b")
+    assert (report.rows_landed, report.rows_quarantined) == (5, 0)
+    assert set(landed(tmp_path / "b")["x_provider"]) == {"coreweave"}
