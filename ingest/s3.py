@@ -13,6 +13,7 @@ read is fetched again, with backoff, up to `READ_ATTEMPTS` times.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import random
@@ -138,9 +139,20 @@ class LocalStore:
         return str(self.path / key)
 
 
+@functools.cache
+def _data_loader() -> Any:
+    """botocore's loader of service models, shared by the sessions of this process (each new
+    session would parse the S3 model again); credentials are still resolved per session."""
+    from botocore.loaders import create_loader
+
+    return create_loader()
+
+
 def s3_client(options: dict[str, Any]) -> Any:
-    """A boto3 S3 client from the source options and the standard credential chain."""
+    """A boto3 S3 client from the source options and the standard credential chain (a new
+    session each time, so changed credentials are picked up)."""
     import boto3
+    import botocore.session
     from botocore.config import Config as BotoConfig
 
     bad = [k for k in options if k.lower() in SECRET_OPTIONS]
@@ -151,7 +163,11 @@ def s3_client(options: dict[str, Any]) -> Any:
             "or container role)"
         )
     profile = options.get("profile")
-    session = boto3.session.Session(profile_name=str(profile) if profile else None)
+    core = botocore.session.get_session()
+    core.register_component("data_loader", _data_loader())  # service models parsed once
+    session = boto3.session.Session(
+        botocore_session=core, profile_name=str(profile) if profile else None
+    )
     config = BotoConfig(
         retries={"max_attempts": MAX_ATTEMPTS, "mode": "adaptive"},
         connect_timeout=10,
