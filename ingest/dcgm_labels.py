@@ -81,7 +81,12 @@ def _labels_json(pairs: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema={"sid": pl.UInt32, "labels": pl.String})
     odd = pairs.filter(pl.col("v").str.contains(_CONTROL))
     plain = pairs.filter(~pl.col("v").str.contains(_CONTROL))
-    enc = plain.select("sid", "k", item=pl.format('"{}":"{}"', "k", _json_string(pl.col("v"))))
+    # keys too: a long export's label columns may be named anything
+    enc = plain.select(
+        "sid",
+        "k",
+        item=pl.format('"{}":"{}"', _json_string(pl.col("k")), _json_string(pl.col("v"))),
+    )
     if odd.height:  # control characters: rare, let json.dumps escape them
         enc = pl.concat(
             [
@@ -91,7 +96,7 @@ def _labels_json(pairs: pl.DataFrame) -> pl.DataFrame:
                     "k",
                     item=pl.format(
                         '"{}":{}',
-                        "k",
+                        _json_string(pl.col("k")),
                         pl.col("v").map_elements(json.dumps, return_dtype=pl.String),
                     ),
                 ),
