@@ -201,3 +201,23 @@ def test_nvidia_smi_errors() -> None:
         )
     r = parse_nvidia_smi(b"\n\n", source="s", file="x.csv", host="h")
     assert r.rows.height == 0
+
+
+def test_long_export_label_columns_become_json_keys() -> None:
+    from ingest.dcgm_long import parse_long
+
+    df = pl.DataFrame(
+        {
+            "timestamp": ["1790899200"],
+            "hostname": ["n1"],
+            "gpu": ["0"],
+            "uuid": [U0],
+            "metric": ["DCGM_FI_DEV_GPU_UTIL"],
+            "value": ["1"],
+            'odd "name"\\': ["line\nbreak"],
+            "empty": [""],
+        }
+    )
+    r = parse_long(df, source="s", file="f", first_line=2)
+    assert r.rows["labels"].to_list() == ['{"odd \\"name\\"\\\\":"line\\nbreak"}']
+    assert json.loads(r.rows["labels"][0]) == {'odd "name"\\': "line\nbreak"}
