@@ -196,6 +196,7 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("timelimit_seconds", I64),
         ("step_count", I64),
         ("max_rss_mib", F64),
+        ("gpu_indices", pa.list_(I64)),  # IDX of old-style GRES strings
         ("x_snapshot_date", pa.date32()),
     ],
     "slurm_node_events": [

@@ -171,6 +171,25 @@ def gpus_from_gres(gres: str) -> int | None:
     return total
 
 
+_GRES_IDX = re.compile(r"^gpu(?::[^:(]+)?:\d+\(IDX:([^)]*)\)$")
+
+
+def gpu_indices_from_gres(gres: str) -> list[int] | None:
+    """GPU indices an old-style GRES string names: `gpu:P100:2(IDX:1,3)` -> [1, 3],
+    `gpu:2(IDX:0-1)` -> [0, 1]; None when it names none (`IDX:N/A`, no IDX)."""
+    out: list[int] = []
+    for item in _split_top(gres, ","):
+        m = _GRES_IDX.match(item.strip())
+        if not m or m.group(1).strip() in ("", "N/A"):
+            continue
+        for part in m.group(1).split(","):
+            lo, _, hi = part.strip().partition("-")
+            if not lo.isdigit() or (hi and not hi.isdigit()):
+                return None
+            out.extend(range(int(lo), int(hi or lo) + 1))
+    return sorted(set(out)) or None
+
+
 def _split_top(text: str, sep: str) -> list[str]:
     """Split at `sep` outside brackets and parentheses."""
     out, depth, cur = [], 0, []
@@ -347,6 +366,7 @@ _OUT_COLUMNS = [
     "timelimit_seconds",
     "step_count",
     "max_rss_mib",
+    "gpu_indices",
 ]
 
 
@@ -406,6 +426,11 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
                 gpus = gpus_from_gres(g)
                 if gpus is not None:
                     break
+    gpu_indices: list[int] | None = None
+    for col in ("allocgres", "reqgres", "gres"):
+        g = text(col)
+        if g is not None and gpu_indices is None:
+            gpu_indices = gpu_indices_from_gres(g)
 
     nodelist = text("nodelist")
     try:
@@ -466,6 +491,7 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
         parse_timelimit(timelimit) if timelimit is not None else None,
         0,
         None,
+        gpu_indices,
     ]
 
 

@@ -44,6 +44,12 @@
 {#- the list of fatal XIDs from vars, as a SQL in-list -#}
 {% macro fatal_xids() -%}({{ var('fatal_xids') | join(', ') }}){%- endmacro %}
 
+{#- a typed null list of integers -#}
+{% macro null_int_list() -%}{{ return(adapter.dispatch('null_int_list')()) }}{%- endmacro %}
+{% macro duckdb__null_int_list() -%}cast(null as integer[]){%- endmacro %}
+{% macro spark__null_int_list() -%}cast(null as array<int>){%- endmacro %}
+{% macro default__null_int_list() -%}cast(null as integer[]){%- endmacro %}
+
 {#- a one-element list -#}
 {% macro make_list(value) -%}{{ return(adapter.dispatch('make_list')(value)) }}{%- endmacro %}
 {% macro duckdb__make_list(value) -%}list_value({{ value }}){%- endmacro %}

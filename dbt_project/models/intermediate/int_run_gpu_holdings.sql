@@ -1,7 +1,8 @@
 -- Which run held which GPU when, in DESIGN.md's order of evidence:
 --   1. `hpc_job` labels on DCGM samples (= Slurm JobIDRaw), within the run's [start, end);
 --   2. Kubernetes `namespace` + `pod` labels (+ node), within the pod's life;
---   3. otherwise the run holds gpus_per_node / node GPUs of each of its nodes' GPUs: `exact`
+--   3. GPU indices the scheduler reports (`IDX:` of old-style GRES strings), on each host;
+--   4. otherwise the run holds gpus_per_node / node GPUs of each of its nodes' GPUs: `exact`
 --      when that is the whole node, else `estimated`.
 -- A held interval is the run's [started_at, ended_at or the end of the window). Labels on a MIG
 -- instance's samples map the run to that instance (`mig_instance`); '' is the whole GPU.
@@ -84,6 +85,23 @@ evidence as (
 
 ),
 
+indexed as (
+
+    select distinct
+        run_windows.run_id,
+        gpus.gpu_uuid,
+        '' as mig_instance
+    from run_windows
+    cross join {{ unnest_list('run_windows.hosts', 'host') }}
+    inner join gpus
+        on gpus.host = u.host
+        and {{ list_has('run_windows.gpu_indices', 'gpus.gpu_index') }}
+    where
+        run_windows.scheduler = 'slurm'
+        and run_windows.run_id not in (select run_id from evidence)
+
+),
+
 labelled as (
 
     select
@@ -93,6 +111,14 @@ labelled as (
         1.0 as share,
         'exact' as mapping
     from evidence
+    union all
+    select
+        indexed.run_id,
+        indexed.gpu_uuid,
+        indexed.mig_instance,
+        1.0 as share,
+        'exact' as mapping
+    from indexed
 
 ),
 
@@ -115,7 +141,9 @@ by_node as (
     cross join {{ unnest_list('run_windows.hosts', 'host') }}
     inner join gpus
         on gpus.host = u.host
-    where run_windows.run_id not in (select run_id from evidence)
+    where
+        run_windows.run_id not in (select run_id from evidence)
+        and run_windows.run_id not in (select run_id from indexed)
 
 ),
 

@@ -42,7 +42,8 @@ final as (
         gpus,
         mig_slices,
         1 as node_count,
-        {{ make_list('host') }} as hosts
+        {{ make_list('host') }} as hosts,
+        {{ null_int_list() }} as gpu_indices
     from latest
     where rn = 1
 

@@ -95,7 +95,8 @@ final as (
         gpus,
         0 as mig_slices,
         greatest(node_count, 1) as node_count,
-        hosts
+        hosts,
+        gpu_indices
     from runs
 
 )

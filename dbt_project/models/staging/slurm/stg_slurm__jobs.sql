@@ -32,6 +32,7 @@ renamed as (
         cast(nnodes as integer) as node_count,
         cast(gpus as integer) as gpus,
         hosts,
+        gpu_indices,
         job_name,
         -- an unstarted array range (`123_[5-9]`) is one row: the task ids it stands for, and
         -- `gpus` per task
