@@ -63,6 +63,9 @@ FORMATS = ("auto", "cur2", "legacy")
 OPTIONS = ("format", "export_name", "report_name", *CLIENT_OPTIONS)
 #: a data file must have this column (after legacy names are mapped)
 REQUIRED_COLUMNS = ("line_item_unblended_cost",)
+#: what the source totals (`billing_source_totals`) of a CUR period sum
+TOTAL_BASIS = "line_item_unblended_cost"
+TOTAL_CURRENCY = "line_item_currency_code"
 
 _CUR2_MANIFEST = re.compile(r"^metadata/BILLING_PERIOD=(\d{4}-\d{2})/(?:.+/)?[^/]+-Manifest\.json$")
 _LEGACY_MANIFEST = re.compile(r"^(\d{4})(\d{2})\d{2}-\d{8}/(?:([^/]+)/)?[^/]+-Manifest\.json$")
@@ -99,6 +102,9 @@ class CurDelivery:
     delivery_id: str  # executionId / assemblyId, else a hash of the manifest
     result: ReadResult
     data_files: list[str] = field(default_factory=list)
+    #: each data file row's currency and amount (`TOTAL_BASIS`) as read from the file, before
+    #: any cast or quarantine: `x_source_file`, `x_line_number`, `period`, `currency`, `amount`
+    ledger: pl.DataFrame | None = None
 
 
 def _check_options(options: dict[str, Any]) -> str:
@@ -450,6 +456,7 @@ def read_delivery(store: ObjectStore, m: Manifest, *, source: str, name: str = "
     mtypes = _manifest_types(columns)
     frames: list[pl.DataFrame] = []
     rejected: list[pl.DataFrame] = []
+    ledgers: list[pl.DataFrame] = []
     warnings: list[str] = []
     uris: list[str] = []
     for entry in files:
@@ -479,6 +486,7 @@ def read_delivery(store: ObjectStore, m: Manifest, *, source: str, name: str = "
                 file=uri,
             )
         uris.append(uri)
+        ledgers.append(ledger_of(df, uri, m.period))
         df = _normalise(df, text, mtypes)
         df = df.with_columns(
             x_execution_id=pl.lit(delivery_id, pl.String),
@@ -503,7 +511,48 @@ def read_delivery(store: ObjectStore, m: Manifest, *, source: str, name: str = "
         )
     quarantine = pl.concat(rejected) if rejected else empty_quarantine()
     result = ReadResult(rows, quarantine, warnings=warnings, files=[m.uri, *uris])
-    return CurDelivery(m, delivery_id, result, uris)
+    ledger = pl.concat(ledgers) if ledgers else ledger_of(pl.DataFrame(), "", m.period)
+    return CurDelivery(m, delivery_id, result, uris, ledger)
+
+
+_LEDGER_SCHEMA = {
+    "x_source_file": pl.String,
+    "x_line_number": pl.Int64,
+    "period": pl.String,
+    "currency": pl.String,
+    "amount": pl.Float64,
+}
+
+
+def ledger_of(raw: pl.DataFrame, uri: str, period: str) -> pl.DataFrame:
+    """Each row of a data file as read (before casts and quarantine): its line number, the
+    manifest's period, its currency and its `TOTAL_BASIS` amount (null when the cell is not a
+    number). The source side of `billing_source_totals`, independent of the landed rows."""
+    if not raw.height:
+        return pl.DataFrame(schema=_LEDGER_SCHEMA)
+    cost = raw[TOTAL_BASIS] if TOTAL_BASIS in raw.columns else None
+    if cost is None:
+        amount = pl.Series("amount", [None] * raw.height, pl.Float64)
+    elif cost.dtype == pl.String:
+        stripped = cost.str.strip_chars()
+        amount = stripped.cast(pl.Float64, strict=False)
+    else:
+        amount = cost.cast(pl.Float64, strict=False)
+    currency = (
+        raw[TOTAL_CURRENCY].cast(pl.String)
+        if TOTAL_CURRENCY in raw.columns
+        else pl.Series([None] * raw.height, dtype=pl.String)
+    )
+    return pl.DataFrame(
+        {
+            "x_source_file": [uri] * raw.height,
+            "x_line_number": range(1, raw.height + 1),
+            "period": [period] * raw.height,
+            "currency": currency,
+            "amount": amount,
+        },
+        schema=_LEDGER_SCHEMA,
+    )
 
 
 def _rows_outside_period(rows: pl.DataFrame, period: str) -> int:

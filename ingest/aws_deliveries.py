@@ -88,3 +88,34 @@ def record_delivery(home: Path, source: str, delivery: CurDelivery) -> Path:
     existing = partition_dir(home, TABLE, source, partition) / f"{name}.parquet"
     frame = delivery_frame(delivery, source, _first_ingested(existing))
     return land_record(home, TABLE, source, partition, name, frame)
+
+
+def cur_source_totals(
+    delivery: CurDelivery,
+    source: str,
+    table: str = "aws_cur_lines",
+    computed_at: datetime | None = None,
+) -> pl.DataFrame:
+    """The `billing_source_totals` rows of a delivery's period: per data file and currency, the
+    rows and `line_item_unblended_cost` the files hold as read (`CurDelivery.ledger`, not the
+    landed rows), and the part of them that was quarantined."""
+    from ingest.aws_cur import TOTAL_BASIS
+    from ingest.billing import source_totals
+
+    keys = ["x_source_file", "x_line_number"]
+    ledger = delivery.ledger
+    if ledger is None:
+        raise ValueError("delivery has no ledger")
+    quarantined = delivery.result.quarantine.select(*keys).unique().with_columns(_q=pl.lit(True))
+    led = ledger.join(quarantined, on=keys, how="left").with_columns(
+        _quarantined=pl.col("_q").fill_null(False)
+    )
+    return source_totals(
+        led,
+        None,
+        table=table,
+        source=source,
+        period=delivery.manifest.period,
+        basis=TOTAL_BASIS,
+        computed_at=computed_at or datetime.now(UTC),
+    )

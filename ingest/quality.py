@@ -370,6 +370,7 @@ def validate_partition(home: Path, table: str, source: str, partition: str) -> Q
 TOTAL_MEASURES: dict[str, tuple[Callable[[], pl.Expr], str]] = {
     "gcp_billing_lines": (lambda: pl.col("cost") + pl.col("credits_amount"), "currency"),
     "focus_lines": (lambda: pl.col("BilledCost"), "BillingCurrency"),
+    "aws_cur_lines": (lambda: pl.col("line_item_unblended_cost"), "line_item_currency_code"),
 }
 TOTALS_TABLE = "billing_source_totals"
 
@@ -443,6 +444,19 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
+def _landed_rows(path: Path, currency: str) -> pl.DataFrame | None:
+    """The landed rows of a partition; None when there are none (an empty CUR partition keeps
+    only lineage columns). A missing currency column reads as null."""
+    if not path.exists():
+        return None
+    rows = pl.read_parquet(path)
+    if not rows.height:
+        return None
+    if currency not in rows.columns:
+        rows = rows.with_columns(pl.lit(None, pl.String).alias(currency))
+    return rows
+
+
 def reconcile_totals(home: Path, table: str, source: str, partition: str) -> TotalsResult:
     """Landed rows vs the source's own totals for one partition (see the module docstring)."""
     if table not in TOTAL_MEASURES:
@@ -452,12 +466,12 @@ def reconcile_totals(home: Path, table: str, source: str, partition: str) -> Tot
     if not totals_path.exists():
         return TotalsResult(table, source, partition, [], recorded=False)
     totals = pl.read_parquet(totals_path)
-    rows_path = partition_file(home, table, source, partition)
+    rows = _landed_rows(partition_file(home, table, source, partition), currency)
     landed = (
-        pl.read_parquet(rows_path)
-        .group_by("x_source_file", pl.col(currency).alias("currency"))
-        .agg(landed_rows=pl.len().cast(pl.Int64), landed_total=measure().sum())
-        if rows_path.exists()
+        rows.group_by("x_source_file", pl.col(currency).alias("currency")).agg(
+            landed_rows=pl.len().cast(pl.Int64), landed_total=measure().sum()
+        )
+        if rows is not None
         else pl.DataFrame(
             schema={
                 "x_source_file": pl.String,

@@ -444,7 +444,8 @@ def _ingest_aws_cur(
     period with no manifest lands empty. A period that fails to read raises before anything of
     it is landed."""
     from ingest.aws_cur import CurExport
-    from ingest.aws_deliveries import record_delivery
+    from ingest.aws_deliveries import cur_source_totals, record_delivery
+    from ingest.billing import TOTALS_TABLE
 
     export = CurExport(location, dict(source.options))
     latest = export.latest()
@@ -463,6 +464,7 @@ def _ingest_aws_cur(
                 empty_frame("quarantine"),
                 report,
             )
+            land(home, TOTALS_TABLE, source.name, partition, empty_frame(TOTALS_TABLE))
             continue
         manifest, warnings = latest[period]
         delivery = export.read(manifest, source=source.name)
@@ -470,6 +472,13 @@ def _ingest_aws_cur(
         report.files_read.extend(result.files)
         report.warnings.extend([*warnings, *result.warnings])
         _land_partition(home, table, source.name, partition, result.rows, result.quarantine, report)
+        land(
+            home,
+            TOTALS_TABLE,
+            source.name,
+            partition,
+            cur_source_totals(delivery, source.name, table),
+        )
         record_delivery(home, source.name, delivery)
 
 

@@ -37,7 +37,7 @@ from orchestration.resources import FleetResource
 CHECKED_KINDS = frozenset(
     {"aws_cur", "gcp_billing", "gcp_catalog", "focus", "azure_cost", "oci_cost"}
 )
-TOTALS_KINDS = frozenset({"gcp_billing", "focus", "azure_cost", "oci_cost"})
+TOTALS_KINDS = frozenset({"aws_cur", "gcp_billing", "focus", "azure_cost", "oci_cost"})
 
 
 def _month(d: date) -> date:
