@@ -175,8 +175,11 @@ def read_prometheus_day(
     Raises IngestError when a chunk cannot be fetched or parsed; chunks done so far stay
     checkpointed in `state_dir`."""
     options = options or {}
-    metrics = list(options.get("metrics") or DEFAULT_METRICS)
-    selector = str(options.get("selector") or "")
+    raw_metrics = options.get("metrics") or DEFAULT_METRICS
+    metrics = [raw_metrics] if isinstance(raw_metrics, str) else [str(m) for m in raw_metrics]
+    selector = str(options.get("selector") or "").strip()
+    if selector and not selector.startswith("{"):
+        selector = "{" + selector + "}"  # `job="dcgm"` as well as `{job="dcgm"}`
     chunk_seconds = int(options.get("chunk_seconds", 3600))
     node_label = options.get("node_label")
     if fetch is None:

@@ -285,6 +285,13 @@ def test_default_chunks_are_an_hour_of_each_default_metric() -> None:
     assert r.rows.height == 0
     assert len(urls) == 24
     assert urls[0] == "http://x/api/v1/query?query=M%5B3600s%5D&time=1790902799.999"
+    # one metric as a string, a selector without braces
+    urls.clear()
+    opts = {"metrics": "M", "selector": 'job="d"', "chunk_seconds": 86400}
+    read_prometheus_day("http://x", D1, source="s", options=opts, fetch=fetch)
+    assert urls == [
+        "http://x/api/v1/query?query=M%7Bjob%3D%22d%22%7D%5B86400s%5D&time=1790985599.999"
+    ]
 
 
 def test_chunk_window_keeps_each_sample_once() -> None:
