@@ -103,15 +103,23 @@ class Truth:
         # what each run held, by hour and state, split equally between concurrent holders
         share = np.where(n_holders > 0, 1.0 / np.maximum(n_holders, 1), 0.0) * fraction
         for holders in (h1, h2):
-            for i in np.unique(holders[holders >= 0]):
-                m = holders == i
-                arr = np.zeros((self.n_hours, 4))
-                for k in range(4):
-                    arr[:, k] = np.bincount(
-                        hours[m], weights=(state[m] == k) * share[m], minlength=self.n_hours
-                    )
-                key = (int(i), s.host)
-                self.run_secs[key] = self.run_secs.get(key, 0) + arr
+            m = holders >= 0
+            if not m.any():
+                continue
+            # one bincount per state over (run, hour) keys, not one pass per run
+            runs, local = np.unique(holders[m], return_inverse=True)
+            key = local * self.n_hours + hours[m]
+            size = runs.size * self.n_hours
+            per_state = [
+                np.bincount(key, weights=(state[m] == k) * share[m], minlength=size).reshape(
+                    runs.size, self.n_hours
+                )
+                for k in range(4)
+            ]
+            for j, i in enumerate(runs):
+                arr = np.stack([ps[j] for ps in per_state], axis=1)
+                rk = (int(i), s.host)
+                self.run_secs[rk] = self.run_secs.get(rk, 0) + arr
 
     # ---------------------------------------------------------------------------------------
     def finish(self, pue_by_site_day: dict[tuple[str, str], float]) -> dict:
