@@ -1,6 +1,7 @@
 -- On-prem nodes have no bill: their rate card makes one synthetic FOCUS line per node-hour,
--- capex / (amortisation months x 730 h) plus the node's IT energy in the hour (DCGM GPU energy
--- plus the configured host overhead) x power price x the site-day PUE.
+-- capex / (amortisation months x 730 h) plus the node's IT energy in the hour (its own meter when
+-- it has one, else DCGM GPU energy plus the configured host overhead) x power price x the
+-- site-day PUE.
 with
 
 rate_cards as (
@@ -33,6 +34,12 @@ pue as (
 
 ),
 
+metered as (
+
+    select * from {{ ref('int_node_metered_energy') }}
+
+),
+
 node_hours as (
 
     select
@@ -40,7 +47,11 @@ node_hours as (
         inventory.resource_id,
         hours.hour_epoch,
         hours.day_epoch,
-        (coalesce(energy.gpu_energy_wh, 0) + rate_cards.host_overhead_w) / 1000.0 as it_kwh,
+        coalesce(
+            metered.it_kwh,
+            (coalesce(energy.gpu_energy_wh, 0) + rate_cards.host_overhead_w) / 1000.0
+        ) as it_kwh,
+        metered.it_kwh is not null as it_energy_metered,
         coalesce(pue.pue, 1.0) as pue
     from rate_cards
     inner join inventory
@@ -50,6 +61,8 @@ node_hours as (
         on energy.host = rate_cards.host and energy.hour_epoch = hours.hour_epoch
     left join pue
         on pue.site = rate_cards.site and pue.day_epoch = hours.day_epoch
+    left join metered
+        on metered.host = rate_cards.host and metered.hour_epoch = hours.hour_epoch
 
 ),
 
