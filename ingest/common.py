@@ -123,6 +123,22 @@ def parse_utc(expr: pl.Expr, assume_tz: str = "UTC") -> pl.Expr:
     return pl.coalesce(aware, naive)
 
 
+def k8s_timestamp(value: Any, what: str, error: type[ValueError] = ValueError) -> datetime | None:
+    """A Kubernetes API timestamp (`2026-10-02T17:02:31Z`) as an aware UTC datetime; None when
+    absent. Raises `error` (a reader's row error) when it is not a timestamp."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        raise error(f"{what} is not a timestamp: {value!r}")
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise error(f"{what} is not a timestamp: {value!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
 def to_utc_datetime(value: Any, what: str) -> datetime:
     """A datetime option value (datetime, date or ISO string) as an aware UTC datetime."""
     if isinstance(value, datetime):

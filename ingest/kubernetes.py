@@ -16,7 +16,14 @@ from typing import Any
 
 import polars as pl
 
-from ingest.common import ReadResult, file_mtime, quarantine_frame, read_bytes, to_utc_datetime
+from ingest.common import (
+    ReadResult,
+    file_mtime,
+    k8s_timestamp,
+    quarantine_frame,
+    read_bytes,
+    to_utc_datetime,
+)
 from ingest.errors import IngestError
 from ingest.landing import polars_schema
 
@@ -32,17 +39,7 @@ class _PodError(ValueError):
 
 
 def _ts(value: Any, what: str) -> datetime | None:
-    if value in (None, ""):
-        return None
-    if not isinstance(value, str):
-        raise _PodError(f"{what} is not a timestamp: {value!r}")
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise _PodError(f"{what} is not a timestamp: {value!r}") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
+    return k8s_timestamp(value, what, _PodError)
 
 
 def _gpu_count(value: Any, container: str) -> int:
