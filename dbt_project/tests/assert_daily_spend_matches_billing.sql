@@ -3,34 +3,9 @@
 -- $0.01 (every bill line lands in some team, `unattributed` or unallocated, exactly once).
 with
 
-days as (
-
-    select distinct day_epoch from {{ ref('int_hours') }}
-
-),
-
 bill as (
 
-    select
-        days.day_epoch,
-        billing.x_provider as provider,
-        sum(
-            billing.x_effective_cost_reporting
-            * (
-                least({{ to_epoch('billing."ChargePeriodEnd"') }}, days.day_epoch + 86400)
-                - greatest({{ to_epoch('billing."ChargePeriodStart"') }}, days.day_epoch)
-            )
-            / nullif(
-                {{ to_epoch('billing."ChargePeriodEnd"') }}
-                - {{ to_epoch('billing."ChargePeriodStart"') }},
-                0
-            )
-        ) as bill_cost
-    from {{ ref('fct_billing') }} as billing
-    inner join days
-        on {{ to_epoch('billing."ChargePeriodStart"') }} < days.day_epoch + 86400
-        and {{ to_epoch('billing."ChargePeriodEnd"') }} > days.day_epoch
-    group by days.day_epoch, billing.x_provider
+    {{ bill_cost_by_day() }}
 
 ),
 
