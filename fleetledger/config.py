@@ -103,8 +103,12 @@ class KindRule(_Strict):
     )
 
 
+UtilizationSignal = Literal["auto", "gr_engine_active", "sm_active", "gpu_util"]
+
+
 class SiteSettings(_Strict):
     idle_threshold: float | None = Field(default=None, ge=0, le=1)
+    utilization_signal: UtilizationSignal | None = None
 
 
 class Config(_Strict):
@@ -116,6 +120,7 @@ class Config(_Strict):
     rate_cards: list[RateCard] = Field(default_factory=list)
     kind_rules: list[KindRule] = Field(default_factory=list)
     idle_threshold: float = Field(default=0.05, ge=0, le=1)
+    utilization_signal: UtilizationSignal = "auto"
     stale_after_seconds: int = Field(default=120, gt=0)
     sites: dict[str, SiteSettings] = Field(default_factory=dict)
     currency_rates: dict[str, float] = Field(default_factory=dict)

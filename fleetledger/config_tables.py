@@ -38,6 +38,20 @@ def _write(home: Path, table: str, df: pl.DataFrame) -> None:
     os.replace(tmp, dest)
 
 
+def _site_settings(cfg: Config, site: str) -> tuple[str, float, str, int, str]:
+    """One `config_settings` row: the site's overrides, else the top-level values."""
+    own = cfg.sites.get(site)
+    threshold = own.idle_threshold if own and own.idle_threshold is not None else None
+    signal = own.utilization_signal if own and own.utilization_signal is not None else None
+    return (
+        site,
+        cfg.idle_threshold if threshold is None else threshold,
+        signal or cfg.utilization_signal,
+        cfg.stale_after_seconds,
+        cfg.reporting_currency,
+    )
+
+
 def config_frames(cfg: Config) -> dict[str, pl.DataFrame]:
     inventory = pl.DataFrame(
         [n.model_dump() for n in cfg.inventory],
@@ -109,19 +123,11 @@ def config_frames(cfg: Config) -> dict[str, pl.DataFrame]:
     )
     sites = {n.site for n in cfg.inventory} | set(cfg.sites)
     settings = pl.DataFrame(
-        [
-            (
-                site,
-                (cfg.sites.get(site).idle_threshold if site in cfg.sites else None)
-                or cfg.idle_threshold,
-                cfg.stale_after_seconds,
-                cfg.reporting_currency,
-            )
-            for site in sorted(sites)
-        ],
+        [_site_settings(cfg, site) for site in sorted(sites)],
         schema={
             "site": pl.Utf8,
             "idle_threshold": pl.Float64,
+            "utilization_signal": pl.Utf8,
             "stale_after_seconds": pl.Int64,
             "reporting_currency": pl.Utf8,
         },

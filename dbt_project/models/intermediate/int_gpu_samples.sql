@@ -1,13 +1,38 @@
 -- One row per GPU unit and sample time: the long DCGM table pivoted to the values the
 -- allocation needs. A unit is a whole physical GPU (`mig_instance` = '') or one MIG instance.
 -- `hpc_job` duplicates of a sample collapse here (their labels are kept in
--- int_gpu_sample_labels). Utilisation: PROF_GR_ENGINE_ACTIVE (0-1) when exported, else
--- GPU_UTIL / 100.
+-- int_gpu_sample_labels). Utilisation: the site's `utilization_signal` (config) when the sample
+-- carries it; otherwise (and under `auto`) PROF_GR_ENGINE_ACTIVE (0-1) when exported, else
+-- GPU_UTIL / 100. Hosts outside the inventory use `auto`.
 with
 
 samples as (
 
     select * from {{ ref('stg_dcgm__samples') }}
+
+),
+
+inventory as (
+
+    select * from {{ ref('stg_config__inventory') }}
+
+),
+
+settings as (
+
+    select * from {{ ref('stg_config__settings') }}
+
+),
+
+host_signals as (
+
+    select
+        inventory.host,
+        max(settings.utilization_signal) as utilization_signal
+    from inventory
+    inner join settings
+        on settings.site = inventory.site
+    group by inventory.host
 
 ),
 
@@ -21,6 +46,7 @@ per_sample as (
         gpu_index,
         {{ to_epoch('sampled_at') }} as t,
         max(case when metric = 'DCGM_FI_PROF_GR_ENGINE_ACTIVE' then value end) as prof_gr_engine_active,
+        max(case when metric = 'DCGM_FI_PROF_SM_ACTIVE' then value end) as prof_sm_active,
         max(case when metric = 'DCGM_FI_DEV_GPU_UTIL' then value end) as gpu_util_pct,
         max(case when metric = 'DCGM_FI_DEV_POWER_USAGE' then value end) as power_w,
         max(case when metric = 'DCGM_FI_DEV_FB_USED' then value end) as fb_used_mib,
@@ -34,10 +60,20 @@ per_sample as (
 final as (
 
     select
-        *,
-        coalesce(prof_gr_engine_active, gpu_util_pct / 100.0) as utilization,
-        coalesce(xid in {{ fatal_xids() }}, false) as is_fatal_xid
+        per_sample.*,
+        coalesce(
+            case coalesce(host_signals.utilization_signal, 'auto')
+                when 'gr_engine_active' then per_sample.prof_gr_engine_active
+                when 'sm_active' then per_sample.prof_sm_active
+                when 'gpu_util' then per_sample.gpu_util_pct / 100.0
+            end,
+            per_sample.prof_gr_engine_active,
+            per_sample.gpu_util_pct / 100.0
+        ) as utilization,
+        coalesce(per_sample.xid in {{ fatal_xids() }}, false) as is_fatal_xid
     from per_sample
+    left join host_signals
+        on host_signals.host = per_sample.host
 
 )
 

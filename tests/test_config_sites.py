@@ -1,0 +1,61 @@
+"""Per-site settings land in `config_settings`: the site's own idle threshold and utilisation
+signal, else the top-level values (a threshold of 0 is a value, not a missing one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fleetledger.config import ConfigError, parse_config
+from fleetledger.config_tables import config_frames
+
+INVENTORY = [
+    {
+        "host": h,
+        "resource_id": h,
+        "provider": "onprem",
+        "site": site,
+        "instance_type": "dgx-h100",
+        "gpus": 8,
+        "gpu_model": "H100",
+    }
+    for h, site in (("a", "lab"), ("b", "cloud"), ("c", "hpc"))
+]
+
+
+def test_site_overrides_and_top_level_defaults(tmp_path: Path):
+    cfg = parse_config(
+        {
+            "idle_threshold": 0.1,
+            "utilization_signal": "gpu_util",
+            "inventory": INVENTORY,
+            "sites": {
+                "lab": {"idle_threshold": 0.0},
+                "hpc": {"utilization_signal": "sm_active", "idle_threshold": 0.2},
+            },
+        },
+        tmp_path / "fleetledger.yml",
+    )
+    rows = {r["site"]: r for r in config_frames(cfg)["config_settings"].to_dicts()}
+    assert rows["lab"]["idle_threshold"] == 0.0
+    assert rows["lab"]["utilization_signal"] == "gpu_util"
+    assert rows["cloud"]["idle_threshold"] == 0.1
+    assert rows["cloud"]["utilization_signal"] == "gpu_util"
+    assert rows["hpc"]["idle_threshold"] == 0.2
+    assert rows["hpc"]["utilization_signal"] == "sm_active"
+
+
+def test_default_signal_is_auto(tmp_path: Path):
+    cfg = parse_config({"inventory": INVENTORY[:1]}, tmp_path / "fleetledger.yml")
+    (row,) = config_frames(cfg)["config_settings"].to_dicts()
+    assert row["utilization_signal"] == "auto" and row["idle_threshold"] == 0.05
+
+
+def test_unknown_signal_names_the_key(tmp_path: Path):
+    with pytest.raises(ConfigError) as err:
+        parse_config(
+            {"sites": {"lab": {"utilization_signal": "dram_active"}}},
+            tmp_path / "fleetledger.yml",
+        )
+    assert "sites.lab.utilization_signal" in str(err.value)
