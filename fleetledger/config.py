@@ -68,6 +68,8 @@ class TeamMatch(_Strict):
     k8s_namespace: list[str] = Field(default_factory=list)
     k8s_label: dict[str, str] = Field(default_factory=dict)
     cloud_tag: dict[str, str] = Field(default_factory=dict)
+    # FOCUS SubAccountId: AWS usage account, GCP project id, Azure subscription, OCI compartment
+    cloud_account: list[str] = Field(default_factory=list)
 
 
 class Team(_Strict):

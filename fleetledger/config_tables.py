@@ -79,6 +79,8 @@ def config_frames(cfg: Config) -> dict[str, pl.DataFrame]:
             rules.append((priority, t.team, "k8s_label", k, v))
         for k, v in m.cloud_tag.items():
             rules.append((priority, t.team, "cloud_tag", k, v))
+        for v in m.cloud_account:
+            rules.append((priority, t.team, "cloud_account", None, v))
         priority += 1
     team_rules = pl.DataFrame(
         rules,

@@ -4,7 +4,8 @@
 --   GPU-node lines (matched to an inventory node): split to teams in proportion to the
 --     node-day's direct run cost by team, the node-day's unallocated + down cost going to
 --     team null (unallocated);
---   other lines: the team of the first cloud_tag team rule its tags match, else `unattributed`.
+--   other lines: the team of the first team rule (by priority) whose cloud_tag the line's tags
+--     carry or whose cloud_account is the line's SubAccountId, else `unattributed`.
 with
 
 days as (
@@ -21,6 +22,7 @@ billing as (
         x_provider as provider,
         "ServiceName" as service,
         "Tags" as tags,
+        "SubAccountId" as sub_account_id,
         x_effective_cost_reporting as cost,
         x_billed_cost_reporting as billed_cost,
         {{ to_epoch('"ChargePeriodStart"') }} as cs,
@@ -132,25 +134,44 @@ node_spend as (
 
 ),
 
-tag_rules as (
+line_rules as (
 
     select * from {{ ref('stg_config__team_rules') }}
-    where rule_type = 'cloud_tag'
+    where rule_type in ('cloud_tag', 'cloud_account')
+
+),
+
+rule_hits as (
+
+    select
+        billing.x_line_key,
+        line_rules.team,
+        line_rules.priority
+    from billing
+    inner join line_rules
+        on line_rules.rule_type = 'cloud_tag'
+        and {{ json_text('billing.tags', 'line_rules.rule_key') }} = line_rules.rule_value
+    where billing.host is null
+    union all
+    select
+        billing.x_line_key,
+        line_rules.team,
+        line_rules.priority
+    from billing
+    inner join line_rules
+        on line_rules.rule_type = 'cloud_account'
+        and billing.sub_account_id = line_rules.rule_value
+    where billing.host is null
 
 ),
 
 tag_matches as (
 
     select
-        billing.x_line_key,
-        tag_rules.team,
-        row_number() over (
-            partition by billing.x_line_key order by tag_rules.priority, tag_rules.team
-        ) as rn
-    from billing
-    inner join tag_rules
-        on {{ json_text('billing.tags', 'tag_rules.rule_key') }} = tag_rules.rule_value
-    where billing.host is null
+        x_line_key,
+        team,
+        row_number() over (partition by x_line_key order by priority, team) as rn
+    from rule_hits
 
 ),
 

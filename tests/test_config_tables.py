@@ -1,5 +1,6 @@
-"""Per-site settings land in `config_settings`: the site's own idle threshold and utilisation
-signal, else the top-level values (a threshold of 0 is a value, not a missing one)."""
+"""Config lands as `config_*` tables the dbt project reads: per-site settings (the site's own
+idle threshold and utilisation signal, else the top-level values; a threshold of 0 is a value,
+not a missing one) and team rules (cloud accounts for bill lines)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,22 @@ def test_unknown_signal_names_the_key(tmp_path: Path):
             tmp_path / "fleetledger.yml",
         )
     assert "sites.lab.utilization_signal" in str(err.value)
+
+
+def test_cloud_account_rules_land_with_their_team_priority(tmp_path: Path):
+    cfg = parse_config(
+        {
+            "teams": [
+                {"team": "serving", "match": {"cloud_tag": {"team": "serving"}}},
+                {"team": "data", "match": {"cloud_account": ["123456789012", "ml-data"]}},
+            ]
+        },
+        tmp_path / "fleetledger.yml",
+    )
+    rules = config_frames(cfg)["config_team_rules"].to_dicts()
+    accounts = [
+        (r["priority"], r["team"], r["rule_value"])
+        for r in rules
+        if r["rule_type"] == "cloud_account"
+    ]
+    assert accounts == [(1, "data", "123456789012"), (1, "data", "ml-data")]
