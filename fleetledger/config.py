@@ -113,6 +113,19 @@ class SiteSettings(_Strict):
     utilization_signal: UtilizationSignal | None = None
 
 
+class HealthSettings(_Strict):
+    """Straggler detection (docs/metrics.md): a GPU straggles when its utilisation or SM clock is
+    below (1 - straggler_margin) x the median of the other GPUs of its run for at least
+    straggler_min_seconds, compared per straggler_bucket_seconds bucket."""
+
+    straggler_margin: float = Field(default=0.2, gt=0, lt=1)
+    straggler_min_seconds: int = Field(default=1800, gt=0)
+    straggler_bucket_seconds: int = Field(default=60, gt=0)
+
+    def dbt_vars(self) -> dict[str, float | int]:
+        return self.model_dump()
+
+
 class Config(_Strict):
     reporting_currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
     sources: list[Source] = Field(default_factory=list)
@@ -125,6 +138,7 @@ class Config(_Strict):
     utilization_signal: UtilizationSignal = "auto"
     stale_after_seconds: int = Field(default=120, gt=0)
     sites: dict[str, SiteSettings] = Field(default_factory=dict)
+    health: HealthSettings = Field(default_factory=HealthSettings)
     currency_rates: dict[str, float] = Field(default_factory=dict)
     budgets: list[Budget] = Field(default_factory=list)
     alerts: dict[str, Any] = Field(default_factory=dict)

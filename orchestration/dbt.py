@@ -24,7 +24,7 @@ from dagster_dbt import (
     dbt_assets,
 )
 
-from fleetledger.config import Config
+from fleetledger.config import Config, HealthSettings, config_path
 from orchestration.config_assets import CONFIG_TABLES_KEY
 from orchestration.ingest_assets import kinds_landing, raw_asset_key
 from orchestration.partitions import DAILY, SINGLE_RUN
@@ -230,12 +230,23 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             context.log.warning("ingest.landing.write_schema_files is not available")
         else:
             write_schema_files(home)
-        dbt_vars = {"start_date": key_range.start, "end_date": key_range.end}
+        dbt_vars = {
+            "start_date": key_range.start,
+            "end_date": key_range.end,
+            **_health_vars(fleet),
+        }
         context.log.info(f"dbt build over {key_range.start}..{key_range.end}")
         invocation = dbt.cli(["build", "--vars", json.dumps(dbt_vars)], context=context)
         yield from _asset_events(context, invocation)
 
     return dbt_warehouse
+
+
+def _health_vars(fleet: FleetResource) -> dict[str, float | int]:
+    """The config's `health:` settings as dbt vars (the defaults when there is no config)."""
+    if not config_path(fleet.home_path).exists():
+        return HealthSettings().dbt_vars()
+    return fleet.load_config().health.dbt_vars()
 
 
 def _asset_events(context: AssetExecutionContext, invocation: DbtCliInvocation) -> Iterator[Any]:

@@ -79,3 +79,27 @@ def test_cloud_account_rules_land_with_their_team_priority(tmp_path: Path):
         if r["rule_type"] == "cloud_account"
     ]
     assert accounts == [(1, "data", "123456789012"), (1, "data", "ml-data")]
+
+
+def test_health_settings_reach_dbt_as_vars(tmp_path: Path):
+    from orchestration.dbt import _health_vars
+    from orchestration.resources import FleetResource
+
+    fleet = FleetResource(home=str(tmp_path))
+    # no config yet: the defaults docs/metrics.md states
+    assert _health_vars(fleet) == {
+        "straggler_margin": 0.2,
+        "straggler_min_seconds": 1800,
+        "straggler_bucket_seconds": 60,
+    }
+    (tmp_path / "fleetledger.yml").write_text(
+        "health: {straggler_margin: 0.35, straggler_min_seconds: 600}\n"
+    )
+    assert _health_vars(fleet) == {
+        "straggler_margin": 0.35,
+        "straggler_min_seconds": 600,
+        "straggler_bucket_seconds": 60,
+    }
+    (tmp_path / "fleetledger.yml").write_text("health: {straggler_margin: 1.5}\n")
+    with pytest.raises(ConfigError, match="health.straggler_margin"):
+        _health_vars(fleet)
