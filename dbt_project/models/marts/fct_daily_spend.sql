@@ -149,18 +149,14 @@ rule_hits as (
         line_rules.priority
     from billing
     inner join line_rules
-        on line_rules.rule_type = 'cloud_tag'
-        and {{ json_text('billing.tags', 'line_rules.rule_key') }} = line_rules.rule_value
-    where billing.host is null
-    union all
-    select
-        billing.x_line_key,
-        line_rules.team,
-        line_rules.priority
-    from billing
-    inner join line_rules
-        on line_rules.rule_type = 'cloud_account'
-        and billing.sub_account_id = line_rules.rule_value
+        on (
+            line_rules.rule_type = 'cloud_tag'
+            and {{ json_text('billing.tags', 'line_rules.rule_key') }} = line_rules.rule_value
+        )
+        or (
+            line_rules.rule_type = 'cloud_account'
+            and billing.sub_account_id = line_rules.rule_value
+        )
     where billing.host is null
 
 ),
