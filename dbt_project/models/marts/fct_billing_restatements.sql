@@ -47,14 +47,16 @@ restated as (
 
 ),
 
-new_totals as (
+sides as (
 
+    -- the totals of each restating delivery (`new`) and of the one before it (`old`)
     select
         restated.x_source,
         restated.billing_period,
         restated.delivery_id,
         deliveries.service_name,
         deliveries.billing_currency,
+        case when deliveries.delivery_id = restated.delivery_id then 'new' else 'old' end as side,
         deliveries.line_count,
         deliveries.billed_cost,
         deliveries.effective_cost,
@@ -63,53 +65,29 @@ new_totals as (
     inner join deliveries
         on deliveries.x_source = restated.x_source
         and deliveries.billing_period = restated.billing_period
-        and deliveries.delivery_id = restated.delivery_id
-
-),
-
-old_totals as (
-
-    select
-        restated.x_source,
-        restated.billing_period,
-        restated.delivery_id,
-        deliveries.service_name,
-        deliveries.billing_currency,
-        deliveries.line_count,
-        deliveries.billed_cost,
-        deliveries.effective_cost,
-        deliveries.list_cost
-    from restated
-    inner join deliveries
-        on deliveries.x_source = restated.x_source
-        and deliveries.billing_period = restated.billing_period
-        and deliveries.delivery_id = restated.previous_delivery_id
+        and deliveries.delivery_id in (restated.delivery_id, restated.previous_delivery_id)
 
 ),
 
 compared as (
 
+    -- a service only one side has gets 0 on the other
     select
-        coalesce(new_totals.x_source, old_totals.x_source) as x_source,
-        coalesce(new_totals.billing_period, old_totals.billing_period) as billing_period,
-        coalesce(new_totals.delivery_id, old_totals.delivery_id) as delivery_id,
-        coalesce(new_totals.service_name, old_totals.service_name) as service_name,
-        coalesce(new_totals.billing_currency, old_totals.billing_currency) as billing_currency,
-        coalesce(old_totals.line_count, 0) as old_line_count,
-        coalesce(new_totals.line_count, 0) as new_line_count,
-        coalesce(old_totals.billed_cost, 0) as old_billed_cost,
-        coalesce(new_totals.billed_cost, 0) as new_billed_cost,
-        coalesce(old_totals.effective_cost, 0) as old_effective_cost,
-        coalesce(new_totals.effective_cost, 0) as new_effective_cost,
-        coalesce(old_totals.list_cost, 0) as old_list_cost,
-        coalesce(new_totals.list_cost, 0) as new_list_cost
-    from new_totals
-    full outer join old_totals
-        on old_totals.x_source = new_totals.x_source
-        and old_totals.billing_period = new_totals.billing_period
-        and old_totals.delivery_id = new_totals.delivery_id
-        and old_totals.service_name = new_totals.service_name
-        and old_totals.billing_currency = new_totals.billing_currency
+        x_source,
+        billing_period,
+        delivery_id,
+        service_name,
+        billing_currency,
+        cast(sum(case when side = 'old' then line_count else 0 end) as bigint) as old_line_count,
+        cast(sum(case when side = 'new' then line_count else 0 end) as bigint) as new_line_count,
+        sum(case when side = 'old' then billed_cost else 0 end) as old_billed_cost,
+        sum(case when side = 'new' then billed_cost else 0 end) as new_billed_cost,
+        sum(case when side = 'old' then effective_cost else 0 end) as old_effective_cost,
+        sum(case when side = 'new' then effective_cost else 0 end) as new_effective_cost,
+        sum(case when side = 'old' then list_cost else 0 end) as old_list_cost,
+        sum(case when side = 'new' then list_cost else 0 end) as new_list_cost
+    from sides
+    group by x_source, billing_period, delivery_id, service_name, billing_currency
 
 ),
 
