@@ -218,3 +218,23 @@ def test_mig_and_time_sliced_gpus(con: duckdb.DuckDBPyConnection, ground_truth: 
     assert abs(held - exp) <= 1
     # while etl-shared-b also held the GPU, -a got half of it: less than its allocation
     assert held < shared[1] * 3600 - 3600
+
+
+def test_dimensions(con: duckdb.DuckDBPyConnection, ground_truth: dict):
+    """dim_nodes / dim_gpus hold exactly the generated nodes and GPUs; dim_teams every run team."""
+    cols = ("host", "provider", "site", "resource_id", "instance_type", "cluster", "gpu_model")
+    nodes = {
+        r[0]: r[1:]
+        for r in con.execute(f"select {', '.join(cols)}, gpus_per_node from dim_nodes").fetchall()
+    }
+    assert nodes == {
+        n["host"]: (*(n[c] for c in cols[1:]), n["gpus"]) for n in ground_truth["nodes"]
+    }
+    gpus = set(con.execute("select gpu_uuid, host, gpu_index, reported from dim_gpus").fetchall())
+    assert gpus == {
+        (uuid, n["host"], i, True)
+        for n in ground_truth["nodes"]
+        for i, uuid in enumerate(n["gpu_uuids"])
+    }
+    teams = {r[0] for r in con.execute("select team from dim_teams").fetchall()}
+    assert {r["team"] for r in ground_truth["runs"] if r["team"]} <= teams

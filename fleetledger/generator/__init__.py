@@ -240,6 +240,20 @@ def generate(
         "dcgm_format": dcgm_format,
         "mig": mig,
         "dcgm_lines": scrape_lines,
+        "nodes": [
+            {
+                "host": n.host,
+                "provider": n.provider,
+                "site": n.site,
+                "resource_id": n.resource_id,
+                "instance_type": n.instance_type,
+                "cluster": n.cluster,
+                "gpus": n.gpus,
+                "gpu_model": n.gpu_model,
+                "gpu_uuids": [n.gpu_uuid(g) for g in range(n.gpus)],
+            }
+            for n in fleet.nodes
+        ],
         "bill_totals": {
             "aws": aws_bill,
             "gcp": gcp_bill,
