@@ -1,7 +1,7 @@
 """Job log files of the synthetic fleet, and when each run saved a checkpoint.
 
 Every decision is made here, deterministically from the fleet (each run seeded by
-`stable_hex(run_id)`), never in fleet.py:
+`stable_hex(fleet seed, run_id)`), never in fleet.py:
 
 - every Slurm `training` run logs like a Hugging Face Trainer or PyTorch Lightning job (Python
   logging times, `,mmm` milliseconds) and checkpoints every 25–40 min, the first 8–20 min after
@@ -52,8 +52,8 @@ class JobLog:
     lines: list[LogLine] = field(default_factory=list)
 
 
-def _rng(run: Run, what: str) -> np.random.Generator:
-    return np.random.default_rng(int(stable_hex(run.run_id, what, n=16), 16))
+def _rng(run: Run, fleet: Fleet, what: str) -> np.random.Generator:
+    return np.random.default_rng(int(stable_hex(fleet.seed, run.run_id, what, n=16), 16))
 
 
 def _stamp(t_us: int) -> str:
@@ -88,10 +88,10 @@ def _ms(rng: np.random.Generator, t: int) -> int:
 
 def _training_lines(run: Run, fleet: Fleet, checkpoints: bool, resumed: bool = False):
     """A Trainer-like (or Lightning-like, by the run's hash) log of one attempt."""
-    rng = _rng(run, "log")
+    rng = _rng(run, fleet, "log")
     a, b = run.start, _end(run, fleet)
     assert a is not None
-    lightning = int(stable_hex(run.run_id, "style"), 16) % 2 == 1
+    lightning = int(stable_hex(fleet.seed, run.run_id, "style"), 16) % 2 == 1
     logger = "lightning.pytorch.callbacks.model_checkpoint" if lightning else "transformers.trainer"
     lines = [
         LogLine(a * US, f"+ srun python train.py --run-name {run.name} --attempt {run.attempt}"),
@@ -147,7 +147,7 @@ def _preempted_line(run: Run) -> LogLine:
 
 
 def _eval_lines(run: Run, fleet: Fleet) -> list[LogLine]:
-    rng = _rng(run, "log")
+    rng = _rng(run, fleet, "log")
     a, b = run.start, _end(run, fleet)
     assert a is not None
     lines = [LogLine(a * US, f"+ srun python -m eval_harness --tasks all --name {run.name}")]
@@ -163,7 +163,7 @@ def _eval_lines(run: Run, fleet: Fleet) -> list[LogLine]:
 
 
 def _shard_lines(run: Run, fleet: Fleet) -> list[LogLine]:
-    rng = _rng(run, "log")
+    rng = _rng(run, fleet, "log")
     a, b = run.start, _end(run, fleet)
     assert a is not None
     lines = [LogLine(a * US, f"tokenize shard {run.array_task}: starting")]
@@ -181,7 +181,7 @@ def _shard_lines(run: Run, fleet: Fleet) -> list[LogLine]:
 
 
 def _pod_lines(run: Run, fleet: Fleet) -> list[LogLine]:
-    rng = _rng(run, "log")
+    rng = _rng(run, fleet, "log")
     a, b = run.start, _end(run, fleet)
     assert a is not None
     lines = [LogLine(a * US, "INFO embedder: loading model bge-large")]
