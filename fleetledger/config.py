@@ -28,11 +28,12 @@ SourceKind = Literal[
     "kubernetes",
     "kueue",
     "power",
+    "run_logs",
 ]
 
 BILLING_KINDS = {"aws_cur", "gcp_billing", "focus", "azure_cost", "oci_cost"}
 TELEMETRY_KINDS = {"dcgm", "power"}
-SCHEDULER_KINDS = {"slurm", "kubernetes", "kueue"}
+SCHEDULER_KINDS = {"slurm", "kubernetes", "kueue", "run_logs"}
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

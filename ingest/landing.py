@@ -291,6 +291,17 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("containers", I64),
         ("gpus", I64),
     ],
+    # one row per checkpoint marker line of a job log file (ingest/run_logs.py)
+    "run_log_checkpoints": [
+        ("scheduler", STR),
+        ("cluster", STR),
+        ("job_id_raw", STR),
+        ("job_id", STR),
+        ("namespace", STR),
+        ("pod", STR),
+        ("checkpoint_at", TS),
+        ("message", STR),
+    ],
     QUARANTINE_TABLE: [
         ("reason", STR),
         ("raw", STR),
@@ -309,6 +320,8 @@ FIXED_TABLES = (
 )
 #: scheduler and telemetry tables of the Kueue, kube-state-metrics and GPU rollup readers
 FIXED_TABLES += ("kueue_workloads", "k8s_gpu_requests", "node_gpu_power_hourly")
+#: checkpoint markers of job log files (ingest/run_logs.py)
+FIXED_TABLES += ("run_log_checkpoints",)
 #: tables whose columns are the source's own (only lineage is fixed)
 OPEN_TABLES = ("aws_cur_lines",)
 #: FOCUS / Azure / OCI lines, Cloud Catalog prices, source totals (ingest/billing_tables.py)

@@ -1,6 +1,6 @@
 """Great Expectations suites of the telemetry and scheduler landings, declared with
 `ingest/quality.py`: `dcgm_samples`, `power_readings`, `node_gpu_power_hourly`, `slurm_jobs`,
-`k8s_pods`, `kueue_workloads`, `k8s_gpu_requests`.
+`k8s_pods`, `kueue_workloads`, `k8s_gpu_requests`, `run_log_checkpoints`.
 
 Every suite checks the landing schema's columns and their types, the keys that must be set, a
 unique key, and the rules of its source:
@@ -9,7 +9,8 @@ unique key, and the rules of its source:
   0–100, the `DCGM_FI_PROF_*` activity ratios in 0–1 (checked on derived columns that hold the
   value only for the metrics of each group: `prepare`) — power ≥ 0 (DCGM board power, meter kW,
   rollup W), rollup utilisation 0–100, GPU counts, elapsed times and eviction counts ≥ 0;
-- known states: Slurm states (`ingest.slurm.STATES`), pod phases, meter kinds;
+- known states: Slurm states (`ingest.slurm.STATES`), pod phases, meter kinds, the scheduler of
+  a checkpoint marker;
 - monotonic time per series: `prepare` adds `x_time_increasing` (each row's time is
   later than the previous landed row of its series, in landed order) before validating, and
   the suite expects it to be true. A series is a GPU metric (host, gpu, uuid, MIG instance,
@@ -31,11 +32,13 @@ from ingest.landing import SCHEMAS, partition_dir
 from ingest.quality import (
     QualityResult,
     Suite,
+    Within,
     _gx,
     partition_file,
     register_suite,
     validate_frame,
 )
+from ingest.run_logs import SCHEDULERS
 from ingest.slurm import STATES
 
 #: DCGM metrics that are percentages (0–100) and ratios (0–1); FORMATS.md
@@ -211,6 +214,14 @@ SUITES: tuple[Suite, ...] = (
         unique=(("time", "namespace", "pod", "uid", "resource"),),
         ranges={"gpus": (0, None), "containers": (1, None)},
         extra=_monotonic,
+    ),
+    Suite(
+        table="run_log_checkpoints",
+        columns=schema_columns("run_log_checkpoints"),
+        not_null=("scheduler", "cluster", "checkpoint_at", *_LINEAGE_SET),
+        unique=_LINE_KEY,
+        value_sets={"scheduler": SCHEDULERS},
+        within=(Within("checkpoint_at"),),
     ),
 )
 

@@ -7,6 +7,8 @@ Partitioning (docs/landing.md, docs/generator-layout.md):
   A location without `{date}` is read whole and its rows are split by UTC day (dcgm: sample
   time; power: reading time; slurm: `x_snapshot_date`, else the start day, else submit day;
   kubernetes: snapshot day); only the requested days are landed.
+- run_logs (job log files) are read whole on every run (no `{date}`: a job's log spans days);
+  each checkpoint marker lands in its own UTC day's partition (`_ingest_run_logs`).
 - billing kinds land every billing period (`period=YYYY-MM`) that contains a requested day,
   each replaced whole.
 """
@@ -44,6 +46,7 @@ KIND_TABLES = {
     "kubernetes": "k8s_pods",
     "power": "power_readings",
     "kueue": "kueue_workloads",
+    "run_logs": "run_log_checkpoints",
 }
 #: gcp_billing (files or bigquery://), focus, azure_cost, oci_cost, gcp_catalog: ingest/billing.py
 KIND_TABLES.update(BILLING_KIND_TABLES)
@@ -298,6 +301,9 @@ def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> 
     sacct_command = kind == "slurm" and _is_sacct_command(location, source)
     if kind == "dcgm" and source.options.get("format") == "prometheus_api":
         _ingest_prometheus(source, table, location, days, home, report)
+        return report
+    if kind == "run_logs":
+        _ingest_run_logs(source, table, location, days, home, report)
         return report
     if "://" in location and kind not in REMOTE_KINDS and not sacct_command:
         raise IngestError(
@@ -569,3 +575,60 @@ def _ingest_prometheus(
             report.warnings.append(f"no samples for {day} from {url}: landed an empty partition")
         _land_partition(home, table, source.name, partition, result.rows, result.quarantine, report)
         Checkpoints(state).clear()
+
+
+def _ingest_run_logs(
+    source: Source, table: str, location: str, days: list[date], home: Path, report: IngestReport
+) -> None:
+    """Job log files (kind `run_logs`): every file of the location is read (a job's log spans
+    days and grows), each checkpoint marker is landed in the partition of its UTC day, and each
+    requested day is replaced whole, so re-landing a day never duplicates a marker. A rejected
+    marker goes to its own day's quarantine partition when its time is known, else to the day
+    most of its file's markers fall on, else to the first requested day."""
+    from ingest.run_logs import PARTITION_DAY, UNMATCHED_WARNING, RunLogOptions, read_run_log
+
+    unmatched_suffix = f": {UNMATCHED_WARNING}"
+
+    if DATE_PLACEHOLDER in location or "://" in location:
+        raise IngestError(
+            f"source {source.name}: a run_logs location is a local path or glob read whole "
+            f"(no {DATE_PLACEHOLDER}, no URL): {location}"
+        )
+    opts = RunLogOptions.parse(dict(source.options), source.name)
+    files = _expand(location)
+    if not files:
+        report.warnings.append(f"no files match {location}")
+    result = ReadResult.concat(
+        table, [read_run_log(f, source=source.name, options=opts) for f in files]
+    )
+    report.files_read.extend(result.files)
+    unmatched = [w for w in result.warnings if w.endswith(unmatched_suffix)]
+    if unmatched:
+        report.warnings.append(
+            f"{len(unmatched)} files match no job (option job_from_path): "
+            + ", ".join(w.removesuffix(unmatched_suffix) for w in unmatched[:5])
+        )
+    rows = result.rows.with_columns(_part=pl.col("checkpoint_at").dt.date().cast(pl.String))
+    wanted = [d.isoformat() for d in days]
+    file_part = _file_partitions(rows, pl.col("_part"), result.files)
+    q = result.quarantine
+    by_file = pl.DataFrame(
+        {"x_source_file": list(file_part), "_file_part": list(file_part.values())},
+        schema={"x_source_file": pl.String, "_file_part": pl.String},
+    )
+    q = q.join(by_file, on="x_source_file", how="left").with_columns(
+        _part=pl.coalesce(
+            pl.col(PARTITION_DAY).cast(pl.String), pl.col("_file_part"), pl.lit(wanted[0])
+        )
+    )
+    q = q.drop(PARTITION_DAY, "_file_part")
+    for value in wanted:
+        _land_partition(
+            home,
+            table,
+            source.name,
+            f"date={value}",
+            rows.filter(pl.col("_part") == value).drop("_part"),
+            q.filter(pl.col("_part") == value).drop("_part"),
+            report,
+        )

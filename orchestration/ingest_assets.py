@@ -36,6 +36,7 @@ TABLE_BY_KIND: dict[str, str] = {
     "kubernetes": "k8s_pods",
     "kueue": "kueue_workloads",
     "power": "power_readings",
+    "run_logs": "run_log_checkpoints",
 }
 
 
@@ -54,6 +55,7 @@ TABLE_PREFIX_BY_KIND: dict[str, str] = {
     "kubernetes": "k8s_",
     "kueue": "kueue_",
     "power": "power_",
+    "run_logs": "run_log_",
 }
 
 

@@ -1,5 +1,6 @@
-"""Scheduler feeds: Slurm sacct, Kubernetes pods and GPU requests, Kueue workloads, with their
-landing checks beside them (orchestration/quality_telemetry.py)."""
+"""Scheduler feeds: Slurm sacct, Kubernetes pods and GPU requests, Kueue workloads, job log
+checkpoint markers (`run_logs`), with their landing checks beside them
+(orchestration/quality_telemetry.py)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from fleetledger.generator import fleet as F
 from fleetledger.generator.bill_files import write_cur, write_gcp
 from fleetledger.generator.fleet import DAY, Fleet, build_fleet
 from fleetledger.generator.health_truth import health_truth
+from fleetledger.generator.log_files import last_checkpoints, plan_logs, write_logs
 from fleetledger.generator.power_files import write_power
 from fleetledger.generator.scheduler_files import write_node_events, write_pods, write_sacct
 from fleetledger.generator.telemetry import node_series
@@ -44,6 +45,12 @@ def _config(fleet: Fleet) -> dict:
                 "options": {"cluster": "aws-hpc", "events": "sources/aws/sacct/events.txt"},
             },
             {
+                "name": "aws-logs",
+                "kind": "run_logs",
+                "location": "sources/aws/logs/slurm-*.out",
+                "options": {"scheduler": "slurm", "cluster": "aws-hpc"},
+            },
+            {
                 "name": "aws-dcgm",
                 "kind": "dcgm",
                 "location": "sources/aws/dcgm/{date}/*.prom.gz",
@@ -61,6 +68,12 @@ def _config(fleet: Fleet) -> dict:
                 "options": {"cluster": "gke-ml"},
             },
             {
+                "name": "gke-logs",
+                "kind": "run_logs",
+                "location": "sources/gcp/logs/*/*.log",
+                "options": {"scheduler": "kubernetes", "cluster": "gke-ml"},
+            },
+            {
                 "name": "gke-dcgm",
                 "kind": "dcgm",
                 "location": "sources/gcp/dcgm/{date}/*.prom.gz",
@@ -71,6 +84,12 @@ def _config(fleet: Fleet) -> dict:
                 "kind": "slurm",
                 "location": "sources/onprem/sacct/sacct-{date}.txt",
                 "options": {"cluster": "onprem", "events": "sources/onprem/sacct/events.txt"},
+            },
+            {
+                "name": "onprem-logs",
+                "kind": "run_logs",
+                "location": "sources/onprem/logs/slurm-*.out",
+                "options": {"scheduler": "slurm", "cluster": "onprem"},
             },
             {
                 "name": "onprem-dcgm",
@@ -184,6 +203,8 @@ def generate(
     )
     fleet.hpc_job_labels = hpc_job_labels
     truth = Truth(fleet, IDLE_THRESHOLD, 2 * scrape_interval_s)
+    logs = plan_logs(fleet)
+    truth.set_checkpoints(last_checkpoints(logs, fleet))
     onprem_series: dict[str, list] = {}
     scrape_lines = 0
     for i, node in enumerate(fleet.nodes):
@@ -215,6 +236,7 @@ def generate(
     write_sacct(fleet, "onprem", src / "onprem" / "sacct")
     write_node_events(fleet, src)
     write_pods(fleet, src / "gcp" / "k8s")
+    markers = write_logs(logs, src)
     config = dcgm_shapes.configure(_config(fleet), dcgm_format)
     (out / "fleetledger.yml").write_text(yaml.safe_dump(config, sort_keys=False))
 
@@ -227,6 +249,7 @@ def generate(
     nb = next(r for r in fleet.runs if r.pod_name == "jupyter-alice")
     xr = next(r for r in fleet.runs if r.state == "NODE_FAIL")
     requeued = [r.run_id for r in fleet.runs if r.state == "PREEMPTED"]
+    moe = by_id[xr.run_id]
     o = fleet.outages[0]
     st = fleet.stragglers[0]
     ground_truth = {
@@ -254,6 +277,7 @@ def generate(
             }
             for n in fleet.nodes
         ],
+        "checkpoint_markers": markers,
         "bill_totals": {
             "aws": aws_bill,
             "gcp": gcp_bill,
@@ -287,6 +311,22 @@ def generate(
             "requeued_run": {
                 "run_ids": requeued
                 + [r.run_id for r in fleet.runs if r.attempt == 2 and r.scheduler == "slurm"]
+            },
+            "checkpointed_failure": {
+                "run_id": xr.run_id,
+                "last_checkpoint_at": moe["last_checkpoint_at"],
+                "ended_at": F.iso(xr.end),  # type: ignore[arg-type]
+                "lost_work_seconds": moe["lost_work_seconds"],
+                "lost_work_cost": moe["lost_work_cost"],
+                "cost": moe["cost"],
+            },
+            "failures_without_checkpoint": {
+                "run_ids": [
+                    r.run_id
+                    for r in fleet.runs
+                    if (r.name == "ppo-sweep-base" and r.state == "PREEMPTED")
+                    or r.name == "eval-harness"
+                ]
             },
             "straggler": {
                 "host": st.host,

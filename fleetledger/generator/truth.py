@@ -14,6 +14,7 @@ import numpy as np
 
 from fleetledger.generator import fleet as F
 from fleetledger.generator.fleet import DAY, HOUR, Fleet, Run
+from fleetledger.generator.log_files import iso_us
 from fleetledger.generator.telemetry import GpuSeries
 
 STATES = ("busy", "allocated_idle", "unallocated", "down")
@@ -42,6 +43,21 @@ class Truth:
         self.gpu_meta: dict[str, tuple[str, int]] = {}
         # per (run index, host, hour): held seconds by state
         self.run_secs: dict[tuple[int, str], np.ndarray] = {}
+        # checkpoints (set_checkpoints): run index -> last checkpoint (epoch seconds, float), and
+        # per (run index, host, hour): busy + allocated-idle seconds at or after it
+        self.lost_from: dict[int, float] = {}
+        self.last_checkpoint_us: dict[str, int] = {}
+        self.run_lost: dict[tuple[int, str], np.ndarray] = {}
+
+    def set_checkpoints(self, last_checkpoint_us: dict[str, int]) -> None:
+        """Each run's last checkpoint (run_id → µs since the epoch, from its log); call before
+        `add_gpu`, which then counts each run's paid seconds from its checkpoint on."""
+        self.last_checkpoint_us = dict(last_checkpoint_us)
+        self.lost_from = {
+            i: last_checkpoint_us[r.run_id] / 1e6
+            for i, r in enumerate(self.fleet.runs)
+            if r.run_id in last_checkpoint_us
+        }
 
     def add_gpu(self, s: GpuSeries, fraction: float = 1.0) -> None:
         """Add one series: a whole GPU, a MIG instance (its slice fraction of the GPU) or the
@@ -62,6 +78,7 @@ class Truth:
         # who holds the unit each second; time-sliced GPUs may have two holders at once
         h1 = np.full(secs_n, -1, dtype=np.int32)
         h2 = np.full(secs_n, -1, dtype=np.int32)
+        holding: list[int] = []
         for i, run in enumerate(f.runs):
             if s.mig_device or run.start is None:
                 continue
@@ -72,6 +89,7 @@ class Truth:
             a = max(run.start - f.t0, 0)
             b = min((run.end if run.end is not None else f.t1) - f.t0, secs_n)
             seg = slice(a, b)
+            holding.append(i)
             second = h1[seg] >= 0
             h2[seg] = np.where(second, i, h2[seg])
             h1[seg] = np.where(second, h1[seg], i)
@@ -120,6 +138,26 @@ class Truth:
                 arr = np.stack([ps[j] for ps in per_state], axis=1)
                 rk = (int(i), s.host)
                 self.run_secs[rk] = self.run_secs.get(rk, 0) + arr
+        # work lost: each second's paid (busy + allocated-idle) share at or after the run's last
+        # checkpoint; the second the checkpoint falls in counts for the part after it
+        for i in holding:
+            if i not in self.lost_from:
+                continue
+            run = f.runs[i]
+            lf = self.lost_from[i] - f.t0
+            a = max(int(np.floor(lf)), 0)
+            b = min((run.end if run.end is not None else f.t1) - f.t0, secs_n)
+            if a >= b:
+                continue
+            seg = slice(a, b)
+            mine = (h1[seg] == i) | (h2[seg] == i)
+            weight = np.clip(sec[seg] + 1 - lf, 0.0, 1.0)
+            paid = mine & (state[seg] <= 1)
+            lost = np.bincount(
+                hours[seg], weights=paid * share[seg] * weight, minlength=self.n_hours
+            )
+            rk = (i, s.host)
+            self.run_lost[rk] = self.run_lost.get(rk, 0) + lost
 
     # ---------------------------------------------------------------------------------------
     def finish(self, pue_by_site_day: dict[tuple[str, str], float]) -> dict:
@@ -183,7 +221,7 @@ class Truth:
         runs = []
         for i, r in enumerate(f.runs):
             busy = aidle = down = 0.0
-            cost = aidle_cost = 0.0
+            cost = aidle_cost = since_checkpoint_cost = 0.0
             for h in r.nodes:
                 arr = self.run_secs.get((i, h))
                 if arr is None:
@@ -194,12 +232,25 @@ class Truth:
                 down += float(arr[:, 3].sum())
                 cost += float(((arr[:, 0] + arr[:, 1]) * rate).sum())
                 aidle_cost += float((arr[:, 1] * rate).sum())
+                lost_secs = self.run_lost.get((i, h))
+                if lost_secs is not None:
+                    since_checkpoint_cost += float((lost_secs * rate).sum())
             if r.start is None:
                 alloc = 0.0
             else:
                 alloc = float(
                     r.gpu_equivalents * ((r.end if r.end is not None else f.t1) - r.start)
                 )
+            fc = failure_class(r, fatal_runs)
+            ckpt_us = self.last_checkpoint_us.get(r.run_id)
+            if fc is None or r.start is None:
+                lost_cost, lost_seconds = 0.0, 0.0
+            elif ckpt_us is None:
+                lost_cost = cost
+                lost_seconds = float((r.end if r.end is not None else f.t1) - r.start)
+            else:
+                lost_cost = since_checkpoint_cost
+                lost_seconds = ((r.end if r.end is not None else f.t1) * 1_000_000 - ckpt_us) / 1e6
             runs.append(
                 {
                     "run_id": r.run_id,
@@ -210,7 +261,7 @@ class Truth:
                     "team": r.team,
                     "kind": r.kind,
                     "state": r.state,
-                    "failure_class": failure_class(r, fatal_runs),
+                    "failure_class": fc,
                     "gpus": r.gpus,
                     "hosts": r.nodes,
                     "gpu_seconds": alloc,
@@ -219,6 +270,9 @@ class Truth:
                     "down_seconds": down,
                     "cost": cost,
                     "allocated_idle_cost": aidle_cost,
+                    "last_checkpoint_at": None if ckpt_us is None else iso_us(ckpt_us),
+                    "lost_work_seconds": lost_seconds,
+                    "lost_work_cost": lost_cost,
                 }
             )
 

@@ -1,7 +1,9 @@
 -- What each run cost. `cost` is direct (its held GPU-seconds at the GPU's rate, allocated-idle
 -- included); `shared_idle_cost` is its pro-rata share of the day's unallocated and down cost
--- per provider, by direct cost (as OpenCost does); failed runs lose all their cost as
--- `lost_work_cost` until checkpoint markers are read.
+-- per provider, by direct cost (as OpenCost does). A failed run's `lost_work_cost` is the
+-- direct cost of its GPU-seconds since its last checkpoint marker (the whole run without one):
+-- each run-hour's cost x overlap([lost_from, end), hour) / overlap([started, end), hour), exact
+-- while the run holds the same GPUs, none of them down, for the whole hour.
 with
 
 runs as (
@@ -13,6 +15,71 @@ runs as (
 run_hours as (
 
     select * from {{ ref('int_run_gpu_hour_costs') }}
+
+),
+
+checkpoints as (
+
+    select * from {{ ref('int_run_checkpoints') }}
+
+),
+
+window_bounds as (
+
+    select max(hour_epoch) + 3600 as t_end from {{ ref('int_hours') }}
+
+),
+
+lost_windows as (
+
+    -- failed runs: the work since the last checkpoint (or since the start) is lost
+    select
+        runs.run_id,
+        {{ to_epoch('runs.started_at') }} as t_from,
+        coalesce({{ to_epoch('runs.ended_at') }}, window_bounds.t_end) as t_to,
+        coalesce(
+            {{ to_epoch('checkpoints.last_checkpoint_at') }}, {{ to_epoch('runs.started_at') }}
+        ) as lost_from
+    from runs
+    cross join window_bounds
+    left join checkpoints
+        on checkpoints.run_id = runs.run_id
+    where runs.failure_class is not null and runs.started_at is not null
+
+),
+
+run_hour_costs as (
+
+    select
+        run_id,
+        hour_epoch,
+        sum(cost) as cost
+    from run_hours
+    group by run_id, hour_epoch
+
+),
+
+lost as (
+
+    select
+        lost_windows.run_id,
+        sum(
+            run_hour_costs.cost
+            * greatest(
+                least(lost_windows.t_to, run_hour_costs.hour_epoch + 3600)
+                - greatest(lost_windows.lost_from, run_hour_costs.hour_epoch),
+                0
+            )
+            / nullif(
+                least(lost_windows.t_to, run_hour_costs.hour_epoch + 3600)
+                - greatest(lost_windows.t_from, run_hour_costs.hour_epoch),
+                0
+            )
+        ) as lost_work_cost
+    from lost_windows
+    inner join run_hour_costs
+        on run_hour_costs.run_id = lost_windows.run_id
+    group by lost_windows.run_id
 
 ),
 
@@ -98,14 +165,25 @@ final as (
         coalesce(shared.shared_idle_cost, 0) as shared_idle_cost,
         coalesce(per_run.energy_kwh, 0) as energy_kwh,
         per_run.energy_cost,
-        case when runs.failure_class is not null then coalesce(per_run.cost, 0) else 0 end
-            as lost_work_cost,
-        case when per_run.any_estimated = 1 then 'estimated' else 'exact' end as mapping
+        coalesce(lost.lost_work_cost, 0) as lost_work_cost,
+        case when per_run.any_estimated = 1 then 'estimated' else 'exact' end as mapping,
+        checkpoints.last_checkpoint_at,
+        coalesce(checkpoints.checkpoints, 0) as checkpoints,
+        case
+            when runs.failure_class is null or runs.started_at is null then 0
+            else coalesce(lost_windows.t_to - lost_windows.lost_from, 0)
+        end as lost_work_seconds
     from runs
     left join per_run
         on per_run.run_id = runs.run_id
     left join shared
         on shared.run_id = runs.run_id
+    left join checkpoints
+        on checkpoints.run_id = runs.run_id
+    left join lost_windows
+        on lost_windows.run_id = runs.run_id
+    left join lost
+        on lost.run_id = runs.run_id
 
 )
 
