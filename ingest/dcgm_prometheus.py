@@ -42,7 +42,8 @@ from ingest.dcgm_labels import TABLE
 from ingest.errors import IngestError
 from ingest.landing import empty_frame, empty_quarantine
 
-#: the metrics int_gpu_samples reads, the energy counter and the XID counter
+#: the metrics int_gpu_samples reads, the energy counter, the XID counter and the fields of
+#: the fleet-health marts (int_health_gpu_samples)
 DEFAULT_METRICS = (
     "DCGM_FI_DEV_GPU_UTIL",
     "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
@@ -52,6 +53,13 @@ DEFAULT_METRICS = (
     "DCGM_FI_DEV_XID_ERRORS",
     "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
     "DCGM_EXP_XID_ERRORS_COUNT",
+    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+    "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+    "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE",
 )
 
 Fetch = Callable[[str], bytes]

@@ -27,6 +27,43 @@ METRICS: list[tuple[str, str, str, str]] = [
         "gauge",
         "util_ratio",
     ),
+    # health fields, on the nodes whose counters file enables them (GpuSeries attribute set)
+    (
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+        "Current clock throttle reasons.",
+        "gauge",
+        "throttle_reasons",
+    ),
+    (
+        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+        "Total number of single-bit volatile ECC errors.",
+        "counter",
+        "ecc_sbe_total",
+    ),
+    (
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        "Total number of double-bit volatile ECC errors.",
+        "counter",
+        "ecc_dbe_total",
+    ),
+    (
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "Number of remapped rows for uncorrectable errors",
+        "counter",
+        "uncorrectable_remapped_rows",
+    ),
+    (
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+        "Number of remapped rows for correctable errors",
+        "counter",
+        "correctable_remapped_rows",
+    ),
+    (
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+        "Whether remapping of rows has failed",
+        "gauge",
+        "row_remap_failure",
+    ),
 ]
 
 
@@ -41,9 +78,12 @@ def _series_metrics(s: GpuSeries) -> list[int]:
     names = [m[0] for m in METRICS]
     if s.mig_instance is not None:  # a MIG instance: profiling metrics only
         return [names.index("DCGM_FI_PROF_GR_ENGINE_ACTIVE")]
-    if s.mig_device or not s.has_prof:
-        return [i for i, n in enumerate(names) if n != "DCGM_FI_PROF_GR_ENGINE_ACTIVE"]
-    return list(range(len(names)))
+    prof = s.has_prof and not s.mig_device
+    return [
+        i
+        for i, (name, _, _, attr) in enumerate(METRICS)
+        if getattr(s, attr) is not None and (prof or name != "DCGM_FI_PROF_GR_ENGINE_ACTIVE")
+    ]
 
 
 def _holder_labels(fleet: Fleet, node: Node, holders: np.ndarray) -> pl.DataFrame:

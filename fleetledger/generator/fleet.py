@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
@@ -34,6 +35,39 @@ HOST_OVERHEAD_W = 2000.0
 SITE_OTHER_IT_KW = 3.0
 
 FATAL_XIDS = (79, 48, 95, 119, 120)
+XID_ROW_REMAP = 63  # "row remap recorded": not fatal, the GPU keeps working
+
+# Clock throttle / event reasons (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS bits, FORMATS.md)
+THROTTLE_IDLE = 0x1  # not throttling: the GPU has nothing to do
+SW_POWER_CAP = 0x4
+HW_SLOWDOWN = 0x8
+SW_THERMAL = 0x20
+HW_THERMAL = 0x40
+HW_POWER_BRAKE = 0x80
+#: the throttling reasons, by the name the fleet-health mart gives their column
+THROTTLING_REASONS = {
+    "sw_power_cap": SW_POWER_CAP,
+    "hw_slowdown": HW_SLOWDOWN,
+    "sw_thermal": SW_THERMAL,
+    "hw_thermal": HW_THERMAL,
+    "hw_power_brake": HW_POWER_BRAKE,
+}
+#: below this utilisation the GPU reports the idle reason (0x1)
+THROTTLE_IDLE_UTIL = 0.05
+# Which health fields each site's dcgm-exporter counters file enables: AWS runs a lean custom
+# file plus DCGM_FI_DEV_CLOCK_THROTTLE_REASONS; on-prem a custom file with the single-bit volatile
+# ECC counter (the trend that precedes a failing HBM; double-bit errors surface as XID 48 and as
+# uncorrectable remapped rows) and the row-remapping fields of the default file; GKE's managed
+# exporter reports none of them. Each field is a line per GPU and scrape: few, to keep files small.
+THROTTLE = "throttle"  # DCGM_FI_DEV_CLOCK_THROTTLE_REASONS
+ECC_SBE = "ecc_sbe"  # DCGM_FI_DEV_ECC_SBE_VOL_TOTAL
+ECC_DBE = "ecc_dbe"  # DCGM_FI_DEV_ECC_DBE_VOL_TOTAL
+ROW_REMAP = "row_remap"  # DCGM_FI_DEV_(UN)CORRECTABLE_REMAPPED_ROWS, DCGM_FI_DEV_ROW_REMAP_FAILURE
+HEALTH_FIELDS: dict[str, tuple[str, ...]] = {
+    "aws": (THROTTLE,),
+    "gcp": (),
+    "onprem": (ECC_SBE, ROW_REMAP),
+}
 
 
 def epoch(d: date) -> int:
@@ -67,6 +101,11 @@ class Node:
     # MIG layout: GPU index -> [(GPU_I_ID, GPU_I_PROFILE)]; time-sliced GPU indices
     mig: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
     time_sliced: tuple[int, ...] = ()
+
+    @property
+    def health_fields(self) -> tuple[str, ...]:
+        """The health field groups (THROTTLE, ECC_SBE, ECC_DBE, ROW_REMAP) its exporter reports."""
+        return HEALTH_FIELDS[self.provider]
 
     def gpu_uuid(self, index: int) -> str:
         h = stable_hex(self.host, index, n=32)
@@ -158,6 +197,47 @@ class Straggler:
 
 
 @dataclass
+class Throttle:
+    """Clock throttling of some GPUs of a node: `reasons` bits set in every sample taken in
+    [start, end). A SW power cap also caps board power and the SM clock of busy GPUs."""
+
+    host: str
+    gpu_indices: tuple[int, ...]
+    start: int
+    end: int
+    reasons: int
+    power_cap_w: float | None = None
+    sm_clock_mhz: int | None = None
+
+
+@dataclass
+class EccErrors:
+    """`count` volatile ECC errors (`kind` sbe | dbe) on one GPU at time `at`. The volatile
+    counters restart at 0 when the driver reloads (the reboot after an outage of the node);
+    errors before the window are already in the first sample's counter."""
+
+    host: str
+    gpu_index: int
+    at: int
+    count: int
+    kind: str = "sbe"
+
+
+@dataclass
+class RowRemap:
+    """A DRAM row remapped on one GPU, recorded at scrape time `at`: the persistent remapped-rows
+    counter goes up and the XID gauge reports 63 ("row remap recorded") from then until the
+    driver reloads. Not fatal: the GPU keeps working."""
+
+    host: str
+    gpu_index: int
+    at: int
+    correctable: int = 1
+    uncorrectable: int = 0
+    failure: bool = False  # remapping failed: DCGM_FI_DEV_ROW_REMAP_FAILURE = 1 from `at` on
+
+
+@dataclass
 class Fleet:
     start_day: date
     days: int
@@ -169,6 +249,9 @@ class Fleet:
     gaps: list[ScrapeGap]
     stragglers: list[Straggler]
     hpc_job_labels: bool = True  # does the AWS site's DCGM exporter add `hpc_job` labels?
+    throttles: list[Throttle] = field(default_factory=list)
+    ecc_errors: list[EccErrors] = field(default_factory=list)
+    row_remaps: list[RowRemap] = field(default_factory=list)
 
     @property
     def t0(self) -> int:
@@ -817,6 +900,20 @@ def build_fleet(
     background("aws-hpc", aws, False, 32)
     background("onprem", onp, True, 11)
 
+    # ---------------- health events (fixed times: no draws, the runs above do not change) -------
+    throttles, ecc_errors, row_remaps = health_events(
+        t0=t0,
+        t1=t1,
+        aws=aws,
+        onprem=onp,
+        outage=outages[0],
+        straggler=stragglers[0],
+        train_start=train_start,
+        scrape_time_after=lambda host, t: scrape_time_after(
+            next(n for n in nodes if n.host == host), t
+        ),
+    )
+
     runs.sort(key=lambda r: (r.scheduler, r.cluster, r.submitted, r.job_id, r.attempt))
     return Fleet(
         start_day=start,
@@ -828,4 +925,72 @@ def build_fleet(
         outages=outages,
         gaps=gaps,
         stragglers=stragglers,
+        throttles=throttles,
+        ecc_errors=ecc_errors,
+        row_remaps=row_remaps,
+    )
+
+
+def health_events(
+    *,
+    t0: int,
+    t1: int,
+    aws: list[str],
+    onprem: list[str],
+    outage: Outage,
+    straggler: Straggler,
+    train_start: int,
+    scrape_time_after: Callable[[str, int], int],
+) -> tuple[list[Throttle], list[EccErrors], list[RowRemap]]:
+    """Throttling episodes, ECC errors and a row remap, at fixed offsets in the window.
+
+    - the straggler GPU runs hot: SW + HW thermal slowdown for its whole window;
+    - a SW power cap (a 600 W board limit) on 4 GPUs of the two-node training run for ~3 h;
+    - an HW slowdown with the power brake asserted on one AWS GPU across the first midnight;
+    - single-bit ECC errors on a GPU of the node that falls off the bus: 2 before the window,
+      some before the outage, the counter restarts at the reboot, one error right after it
+      (the first sample back shows 1) and more later; one more error on another on-prem node;
+    - a correctable row remap (XID 63) on another on-prem node on the second day.
+    """
+    throttles = [
+        Throttle(
+            straggler.host,
+            (straggler.gpu_index,),
+            straggler.start,
+            straggler.end,
+            SW_THERMAL | HW_THERMAL,
+        ),
+        Throttle(
+            aws[0],
+            (0, 1, 2, 3),
+            train_start + 13 * HOUR + 7 * 60 + 19,
+            train_start + 16 * HOUR + 18 * 60 + 22,
+            SW_POWER_CAP,
+            power_cap_w=600.0,
+            sm_clock_mhz=1755,
+        ),
+        Throttle(
+            aws[1],
+            (2,),
+            t0 + DAY - 7 * 60 - 13,
+            t0 + DAY + 9 * 60 + 40,
+            HW_SLOWDOWN | HW_POWER_BRAKE,
+        ),
+    ]
+    xhost, gpu = outage.host, 6
+    other = next(h for h in onprem if h != outage.host)
+    ecc = [
+        EccErrors(xhost, gpu, t0 - 3 * HOUR, 2),  # before the window: in the first sample
+        EccErrors(xhost, gpu, t0 + 7 * HOUR + 3 * 60 + 11, 1),
+        EccErrors(xhost, gpu, outage.start - 2 * HOUR - 40 * 60 - 5, 3),
+        EccErrors(xhost, gpu, outage.end - 41, 1),  # after the reboot, before its first sample
+        EccErrors(xhost, gpu, outage.end + 2 * HOUR + 11 * 60 + 7, 2),
+        EccErrors(xhost, gpu, t0 + 2 * DAY + 8 * HOUR + 30, 4),
+        EccErrors(other, 5, t0 + DAY + 21 * HOUR + 58 * 60 + 2, 1),
+    ]
+    remaps = [RowRemap(other, 2, scrape_time_after(other, t0 + DAY + 19 * HOUR + 42 * 60))]
+    return (
+        [t for t in throttles if t.start < t1],
+        [e for e in ecc if e.at < t1],
+        [r for r in remaps if r.at < t1],
     )

@@ -3,9 +3,12 @@
 Computed from what the generator decided (fleet.runs, fleet.outages, fleet.stragglers, the
 exporters' scrape times) and from `Truth`'s per-second GPU states, never from the pipeline:
 
-- `health_by_day_host`: per node and day, downtime (per hour, the seconds all the node's GPUs are
-  `down`: the least of their down seconds, as docs/metrics.md defines it), XIDs by code (one per
-  outage, on the day it starts) and the straggler GPUs / GPU-seconds;
+- `health_by_day_host`: per node and day, downtime (per hour, the most `down` seconds of any of
+  the node's GPUs, as docs/metrics.md defines it), XIDs by code (one per outage and one XID 63
+  per row remap, on the day of its sample), the straggler GPUs / GPU-seconds, and the health
+  signals (`health_signals`): throttle GPU-seconds per reason, ECC errors, remapped rows and
+  row-remap failure, None where the node's exporter does not report the field;
+- `health_scenarios`: the health events as the marts must show them (which GPU, day, numbers);
 - `stragglers`: each straggler episode as the pipeline must see it: from the straggling GPU's
   first sample inside the straggler's window to the end of its last sample's coverage;
 - `ops_daily`: per day, runs ended / completed / failed (infra, user), queue wait p50 / p95 of runs
@@ -21,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from fleetledger.generator.fleet import DAY, HOUR, Fleet, iso
+from fleetledger.generator import fleet as F
+from fleetledger.generator.fleet import DAY, HOUR, Fleet, Node, iso
 from fleetledger.generator.telemetry import scrape_times
 from fleetledger.generator.truth import Truth, day_str
 
@@ -66,10 +70,164 @@ def straggler_episodes(fleet: Fleet, stale_after: int) -> list[dict[str, Any]]:
     return out
 
 
+def _coverage_by_day(times: np.ndarray, stale_after: int, days: list[int]) -> np.ndarray:
+    """Seconds of each sample's coverage [t, min(next t, t + stale_after)) in each day
+    (samples x days): a sample's coverage past midnight counts in the next day."""
+    nxt = np.append(times[1:], np.iinfo(np.int64).max)
+    end = np.minimum(nxt, times + stale_after)
+    a = np.array(days, dtype=np.int64)
+    return np.clip(np.minimum(end[:, None], a + DAY) - np.maximum(times[:, None], a), 0, None)
+
+
+def _throttle_masks(fleet: Fleet, node: Node, gpu: int, times: np.ndarray) -> np.ndarray:
+    """The throttling bits the generator decided for each sample of a GPU (idle 0x1 left out:
+    it is not throttling)."""
+    mask = np.zeros(times.size, dtype=np.int64)
+    for th in fleet.throttles:
+        if th.host == node.host and gpu in th.gpu_indices:
+            mask[(times >= th.start) & (times < th.end)] |= th.reasons
+    return mask
+
+
+def _first_sample_at(times: np.ndarray, at: int) -> int | None:
+    """Index of the first sample at or after `at`, None when none."""
+    i = int(np.searchsorted(times, at, side="left"))
+    return i if i < times.size else None
+
+
+def health_signals(fleet: Fleet, node: Node, stale_after: int) -> list[dict[str, Any]]:
+    """Per day of the window, the node's throttle GPU-seconds by reason, ECC errors, remapped
+    rows and row-remap failure, from the generator's events and the node's scrape times; None
+    for what the node's exporter does not report.
+
+    - throttle: each sample covers [t, min(next t, t + stale_after)), split at midnight; a
+      reason's seconds are the coverage of the samples taken while an episode with that bit
+      was on (`THROTTLING_REASONS`); `throttle` any of them, `thermal` 0x20 | 0x40, `power`
+      0x4 | 0x80;
+    - ECC: an error shows in the first sample at or after it, on that sample's day, unless it
+      is the GPU's first sample (the counter's starting value) or the driver reloaded (the
+      node's reboot after an outage) between the error and that sample (the counter restarted);
+    - remapped rows: each remap's increments on its sample's day; failure: true from a failed
+      remap's sample on.
+    """
+    days = [fleet.t0 + d * DAY for d in range(fleet.days)]
+    times = scrape_times(fleet, node)
+    fields = node.health_fields
+    reasons = {name: np.zeros(len(days)) for name in F.THROTTLING_REASONS}
+    groups = {
+        "throttle": sum(F.THROTTLING_REASONS.values()),
+        "thermal_throttle": F.SW_THERMAL | F.HW_THERMAL,
+        "power_throttle": F.SW_POWER_CAP | F.HW_POWER_BRAKE,
+    }
+    grouped = {name: np.zeros(len(days)) for name in groups}
+    if F.THROTTLE in fields and times.size:
+        cover = _coverage_by_day(times, stale_after, days)  # samples x days
+        for gpu in range(node.gpus):
+            mask = _throttle_masks(fleet, node, gpu, times)
+            for name, bit in F.THROTTLING_REASONS.items():
+                reasons[name] += cover[(mask & bit) != 0].sum(axis=0)
+            for name, bits in groups.items():
+                grouped[name] += cover[(mask & bits) != 0].sum(axis=0)
+    ecc = {k: np.zeros(len(days), dtype=np.int64) for k in ("sbe", "dbe")}
+    reloads = [o.start for o in fleet.outages if o.host == node.host]
+    for e in fleet.ecc_errors:
+        i = _first_sample_at(times, e.at) if e.host == node.host else None
+        if i is None or i == 0 or any(e.at <= r < times[i] for r in reloads):
+            continue
+        ecc[e.kind][(int(times[i]) - fleet.t0) // DAY] += e.count
+    remapped = {k: np.zeros(len(days), dtype=np.int64) for k in ("correctable", "uncorrectable")}
+    failed_from: int | None = None
+    for r in fleet.row_remaps:
+        if r.host != node.host:
+            continue
+        d = (r.at - fleet.t0) // DAY
+        remapped["correctable"][d] += r.correctable
+        remapped["uncorrectable"][d] += r.uncorrectable
+        if r.failure:
+            failed_from = r.at if failed_from is None else min(failed_from, r.at)
+    out = []
+    for d, a in enumerate(days):
+        row: dict[str, Any] = {}
+        throttled = F.THROTTLE in fields
+        for name in groups:
+            row[f"{name}_gpu_seconds"] = float(grouped[name][d]) if throttled else None
+        for name in F.THROTTLING_REASONS:
+            row[f"throttle_{name}_gpu_seconds"] = float(reasons[name][d]) if throttled else None
+        row["ecc_sbe_errors"] = int(ecc["sbe"][d]) if F.ECC_SBE in fields else None
+        row["ecc_dbe_errors"] = int(ecc["dbe"][d]) if F.ECC_DBE in fields else None
+        remap = F.ROW_REMAP in fields
+        row["correctable_remapped_rows"] = int(remapped["correctable"][d]) if remap else None
+        row["uncorrectable_remapped_rows"] = int(remapped["uncorrectable"][d]) if remap else None
+        row["row_remap_failure"] = (
+            (failed_from is not None and failed_from < a + DAY) if remap else None
+        )
+        out.append(row)
+    return out
+
+
+def health_scenarios(fleet: Fleet, stale_after: int) -> dict[str, Any]:
+    """The health events as the marts must show them: the straggler's thermal throttling, the
+    power-cap and HW-slowdown episodes, the row remap (XID 63) and the ECC counter reset."""
+    out: dict[str, Any] = {"throttles": [], "row_remaps": [], "ecc_resets": []}
+    days = [fleet.t0 + d * DAY for d in range(fleet.days)]
+    for th in fleet.throttles:
+        node = fleet.node(th.host)
+        times = scrape_times(fleet, node)
+        cover = _coverage_by_day(times, stale_after, days)
+        inside = (times >= th.start) & (times < th.end)
+        out["throttles"].append(
+            {
+                "host": th.host,
+                "gpu_indices": list(th.gpu_indices),
+                "reasons": th.reasons,
+                "start": iso(th.start),
+                "end": iso(th.end),
+                # per GPU and day: the coverage of the samples taken in the episode
+                "gpu_seconds_by_day": {
+                    day_str(a): float(cover[inside, d].sum()) for d, a in enumerate(days)
+                },
+            }
+        )
+    for r in fleet.row_remaps:
+        out["row_remaps"].append(
+            {
+                "host": r.host,
+                "gpu_index": r.gpu_index,
+                "gpu_uuid": fleet.node(r.host).gpu_uuid(r.gpu_index),
+                "at": iso(r.at),
+                "day": day_str(r.at),
+                "xid": F.XID_ROW_REMAP,
+                "correctable": r.correctable,
+            }
+        )
+    for o in fleet.outages:
+        node = fleet.node(o.host)
+        if F.ECC_SBE not in node.health_fields:
+            continue
+        for gpu in sorted({e.gpu_index for e in fleet.ecc_errors if e.host == o.host}):
+            errs = [e for e in fleet.ecc_errors if e.host == o.host and e.gpu_index == gpu]
+            out["ecc_resets"].append(
+                {
+                    "host": o.host,
+                    "gpu_index": gpu,
+                    "reboot_day": day_str(o.end),
+                    "reload_at": iso(o.start),
+                    "first_sample_after": iso(o.end),
+                    # the counter the exporter shows: before the outage, and at its first sample
+                    "counter_before": sum(e.count for e in errs if e.at <= o.start),
+                    "counter_after": sum(e.count for e in errs if o.start < e.at <= o.end),
+                    "errors_on_reboot_day": sum(
+                        e.count for e in errs if e.at > fleet.t0 and day_str(e.at) == day_str(o.end)
+                    ),
+                }
+            )
+    return out
+
+
 def health_truth(fleet: Fleet, truth: Truth, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The `health_by_day_host`, `stragglers`, `ops_daily` and `team_gpu_hours_daily` keys of
-    ground_truth.json. `truth` must have seen every GPU (add_gpu); `runs` is Truth.finish()'s
-    run list (for failure_class)."""
+    """The `health_by_day_host`, `health_scenarios`, `stragglers`, `ops_daily` and
+    `team_gpu_hours_daily` keys of ground_truth.json. `truth` must have seen every GPU
+    (add_gpu); `runs` is Truth.finish()'s run list (for failure_class)."""
     days = [fleet.t0 + d * DAY for d in range(fleet.days)]
     episodes = straggler_episodes(fleet, truth.stale)
 
@@ -80,7 +238,9 @@ def health_truth(fleet: Fleet, truth: Truth, runs: list[dict[str, Any]]) -> dict
     health = []
     for node in fleet.nodes:
         down = np.vstack(by_host[node.host])  # gpus x hours
-        node_down = down.min(axis=0)
+        # a node with a GPU down cannot run whole-node jobs: per hour, its most-down GPU
+        node_down = down.max(axis=0)
+        signals = health_signals(fleet, node, truth.stale)
         for d, a in enumerate(days):
             hours = slice(d * 24, (d + 1) * 24)
             b = a + DAY
@@ -88,6 +248,9 @@ def health_truth(fleet: Fleet, truth: Truth, runs: list[dict[str, Any]]) -> dict
             for o in fleet.outages:
                 if o.host == node.host and a <= o.start < b:
                     xids[o.xid] += 1
+            for r in fleet.row_remaps:
+                if r.host == node.host and a <= r.at < b:
+                    xids[F.XID_ROW_REMAP] += 1
             mine = [e for e in episodes if e["host"] == node.host]
             straggling = {
                 e["gpu_uuid"]
@@ -109,6 +272,7 @@ def health_truth(fleet: Fleet, truth: Truth, runs: list[dict[str, Any]]) -> dict
                     "straggler_gpu_seconds": sum(
                         _overlap(e["started_epoch"], e["ended_epoch"], a, b) for e in mine
                     ),
+                    **signals[d],
                 }
             )
 
@@ -164,6 +328,7 @@ def health_truth(fleet: Fleet, truth: Truth, runs: list[dict[str, Any]]) -> dict
                 team_hours[(day_str(a), r.team)] += r.gpus * sec / HOUR
     return {
         "health_by_day_host": health,
+        "health_scenarios": health_scenarios(fleet, truth.stale),
         "stragglers": episodes,
         "ops_daily": ops,
         "team_gpu_hours_daily": [

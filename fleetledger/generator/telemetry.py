@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fleetledger.generator import fleet as F
 from fleetledger.generator.fleet import DAY, HOUR, Fleet, Node, mig_fraction, stable_hex
 
 IDLE_W = 70.0
@@ -37,6 +38,13 @@ class GpuSeries:
     holder2: np.ndarray | None = None
     # the physical device of a MIG GPU: GPU_UTIL is blank, no run holds it
     mig_device: bool = False
+    # health fields, None where the node's exporter does not report them (Node.health_fields)
+    throttle_reasons: np.ndarray | None = None  # DCGM_FI_DEV_CLOCK_THROTTLE_REASONS bitmask
+    ecc_sbe_total: np.ndarray | None = None  # volatile counters: restart at a driver reload
+    ecc_dbe_total: np.ndarray | None = None
+    correctable_remapped_rows: np.ndarray | None = None  # persistent counters
+    uncorrectable_remapped_rows: np.ndarray | None = None
+    row_remap_failure: np.ndarray | None = None  # gauge 0 / 1
 
     @property
     def fraction(self) -> float:
@@ -121,7 +129,20 @@ def gpu_series(
         if s.host == node.host and s.gpu_index == gpu:
             m = (times >= s.start) & (times < s.end)
             sm[m] = s.sm_clock_mhz
+    health = _health_fields(fleet, node, gpu, times, util) if mig is None else {}
+    if "throttle_reasons" in health:
+        for th in fleet.throttles:
+            if th.host == node.host and gpu in th.gpu_indices:
+                m = (times >= th.start) & (times < th.end)
+                if th.power_cap_w is not None:
+                    power[m] = np.minimum(power[m], th.power_cap_w)
+                if th.sm_clock_mhz is not None:
+                    sm[m] = np.minimum(sm[m], th.sm_clock_mhz)
     xid = np.zeros(n, dtype=np.int64)
+    boot = _last_reload(fleet, node, times)
+    for r in fleet.row_remaps:
+        if r.host == node.host and r.gpu_index == gpu:
+            xid[(times >= r.at) & (boot < r.at)] = F.XID_ROW_REMAP  # until the driver reloads
     for o in fleet.outages:
         if o.host == node.host:
             at = times == o.start
@@ -147,7 +168,55 @@ def gpu_series(
         mig_profile=mig[1] if mig else None,
         holder2=holder2,
         mig_device=mig_device,
+        **health,
     )
+
+
+def _last_reload(fleet: Fleet, node: Node, times: np.ndarray) -> np.ndarray:
+    """Per sample, when the driver last reloaded before it (the node's reboot after an outage:
+    at the outage's start for what the exporter reports afterwards); int64 min when never."""
+    last = np.full(times.size, np.iinfo(np.int64).min, dtype=np.int64)
+    for o in sorted(fleet.outages, key=lambda o: o.start):
+        if o.host == node.host:
+            last[times > o.start] = o.start
+    return last
+
+
+def _health_fields(
+    fleet: Fleet, node: Node, gpu: int, times: np.ndarray, util: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The health fields the node's exporter reports for a physical GPU (GpuSeries kwargs)."""
+    out: dict[str, np.ndarray] = {}
+    n = times.size
+    if F.THROTTLE in node.health_fields:
+        reasons = np.where(util < F.THROTTLE_IDLE_UTIL, F.THROTTLE_IDLE, 0).astype(np.int64)
+        for th in fleet.throttles:
+            if th.host == node.host and gpu in th.gpu_indices:
+                reasons[(times >= th.start) & (times < th.end)] |= th.reasons
+        out["throttle_reasons"] = reasons
+    boot = _last_reload(fleet, node, times)
+    for kind, group in (("sbe", F.ECC_SBE), ("dbe", F.ECC_DBE)):
+        if group in node.health_fields:
+            total = np.zeros(n, dtype=np.int64)
+            for e in fleet.ecc_errors:
+                if e.host == node.host and e.gpu_index == gpu and e.kind == kind:
+                    # counted from the sample at or after the error, until the driver reloads
+                    total += e.count * ((times >= e.at) & (boot < e.at))
+            out[f"ecc_{kind}_total"] = total
+    if F.ROW_REMAP in node.health_fields:
+        corr = np.zeros(n, dtype=np.int64)
+        uncorr = np.zeros(n, dtype=np.int64)
+        failure = np.zeros(n, dtype=np.int64)
+        for r in fleet.row_remaps:
+            if r.host == node.host and r.gpu_index == gpu:
+                after = times >= r.at
+                corr += r.correctable * after
+                uncorr += r.uncorrectable * after
+                failure[after & r.failure] = 1
+        out["correctable_remapped_rows"] = corr
+        out["uncorrectable_remapped_rows"] = uncorr
+        out["row_remap_failure"] = failure
+    return out
 
 
 def node_series(fleet: Fleet, node: Node) -> list[GpuSeries]:

@@ -12,7 +12,8 @@ def test_bench_prints_both_parsers(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["bench", "--samples", "2000", "--scrape-interval", "3600", "--client-samples", "1"]
     assert main([*argv, "--repeat", "1"]) == 0
     out = capsys.readouterr().out
-    assert "scrape files: 2 files" in out and "2,304 samples" in out
+    # two AWS node-days: 24 scrapes x 8 GPUs x 7 metrics each
+    assert "scrape files: 2 files" in out and "2,688 samples" in out
     assert "fleetledger parse_text:" in out and "M samples/s" in out
-    assert "on the first 1 files (1,152 samples)" in out
+    assert "on the first 1 files (1,344 samples)" in out
     assert "prometheus_client" in out and "speed-up over prometheus_client:" in out

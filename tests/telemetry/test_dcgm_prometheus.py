@@ -27,6 +27,7 @@ import pytest
 from dcgm_fleet import ShapeFleet, sorted_rows
 
 from fleetledger.config import Config, Source
+from fleetledger.generator.dcgm_text import METRICS
 from ingest.dcgm_prometheus import (
     DEFAULT_METRICS,
     Chunk,
@@ -38,14 +39,8 @@ from ingest.dcgm_prometheus import (
 from ingest.errors import IngestError
 from ingest.registry import ingest_source
 
-SIX = [
-    "DCGM_FI_DEV_SM_CLOCK",
-    "DCGM_FI_DEV_GPU_UTIL",
-    "DCGM_FI_DEV_FB_USED",
-    "DCGM_FI_DEV_POWER_USAGE",
-    "DCGM_FI_DEV_XID_ERRORS",
-    "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-]
+#: every metric the generator's files hold (incl. the health fields of AWS and on-prem)
+FILE_METRICS = [name for name, *_ in METRICS]
 D1 = date(2026, 10, 2)
 
 
@@ -164,7 +159,7 @@ def test_live_prometheus_days_equal_the_files(
                 location=prometheus,
                 options={
                     "format": "prometheus_api",
-                    "metrics": SIX,
+                    "metrics": FILE_METRICS,
                     "selector": '{Hostname=~"aws-.*"}',
                     "chunk_seconds": 7200,
                 },
@@ -175,7 +170,7 @@ def test_live_prometheus_days_equal_the_files(
                 location=prometheus + "/",
                 options={
                     "format": "prometheus_api",
-                    "metrics": SIX,
+                    "metrics": FILE_METRICS,
                     "selector": '{node=~".+"}',
                     "node_label": "node",
                     "chunk_seconds": 21600,
@@ -187,7 +182,7 @@ def test_live_prometheus_days_equal_the_files(
                 location=prometheus,
                 options={
                     "format": "prometheus_api",
-                    "metrics": SIX,
+                    "metrics": FILE_METRICS,
                     "selector": '{Hostname=~"dgx-.*"}',
                     "chunk_seconds": 14400,
                 },
@@ -201,11 +196,11 @@ def test_live_prometheus_days_equal_the_files(
             assert report.partitions == ["date=2026-10-02", "date=2026-10-03"]
             assert report.rows_quarantined == 0
     want, got = _landed(files_home), _landed(api_home)
-    assert got.height == want.height == 373364
+    assert got.height == want.height == 483380
     assert sorted_rows(got).equals(sorted_rows(want))
     # the samples on the day boundary landed in their own day
     midnight = datetime(2026, 10, 3, tzinfo=UTC)
-    assert got.filter(pl.col("time") == midnight).height == 48
+    assert got.filter(pl.col("time") == midnight).height == 8 * 7  # aws-p5-01: 7 metrics
     assert not (api_home / "state" / "dcgm_prometheus" / "aws-dcgm" / "date=2026-10-02").exists()
     lineage = got.filter(pl.col("x_source") == "aws-dcgm").row(0, named=True)
     assert lineage["x_source_file"].startswith(f"{prometheus}/api/v1/query?query=DCGM_FI_DEV_")
@@ -274,7 +269,7 @@ def _response(*series: tuple[dict[str, str], list[list[object]]]) -> bytes:
 
 
 def test_default_chunks_are_an_hour_of_each_default_metric() -> None:
-    assert len(day_chunks(D1, list(DEFAULT_METRICS), 3600)) == 24 * 8
+    assert len(day_chunks(D1, list(DEFAULT_METRICS), 3600)) == 24 * 15
     urls: list[str] = []
 
     def fetch(url: str) -> bytes:

@@ -33,7 +33,11 @@ def text_rows(shape_fleet: ShapeFleet) -> pl.DataFrame:
 def test_prometheus_text_of_the_fleet(shape_fleet: ShapeFleet, text_rows: pl.DataFrame) -> None:
     """What the other shapes are compared with: every label variant of the fleet is in it."""
     r = shape_fleet.read("prometheus_text")
-    assert (r.rows.height, r.quarantine.height, r.sentinels_dropped) == (373364, 0, 5760)
+    assert (r.rows.height, r.quarantine.height, r.sentinels_dropped) == (483380, 0, 5760)
+    # health fields: AWS exports the throttle reasons (2 nodes x 8 GPUs: 1440 scrapes, 1428 on
+    # the node with the 23 min gap), on-prem the SBE counter and the 3 row-remap fields
+    # (8 GPUs x (1440 + 1281 scrapes: the XID 79 node misses 159 during its outage))
+    aws, onprem = 8 * (1440 + 1428), 8 * (1440 + 1281)
     assert dict(r.rows.group_by("metric").len().iter_rows()) == {
         "DCGM_FI_DEV_FB_USED": 68068,
         "DCGM_FI_DEV_GPU_UTIL": 62308,  # a MIG GPU's GPU_UTIL is a blank sentinel (5760)
@@ -41,7 +45,13 @@ def test_prometheus_text_of_the_fleet(shape_fleet: ShapeFleet, text_rows: pl.Dat
         "DCGM_FI_DEV_SM_CLOCK": 68068,
         "DCGM_FI_DEV_XID_ERRORS": 68068,
         "DCGM_FI_PROF_GR_ENGINE_ACTIVE": 38784,
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": aws,
+        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": onprem,
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": onprem,
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": onprem,
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE": onprem,
     }
+    assert 373364 + aws + 4 * onprem == 483380
     # GKE: the node from label `node`, not the exporter pod in `Hostname`
     assert sorted(text_rows["host"].unique()) == [
         "aws-p5-01",
@@ -58,12 +68,19 @@ def test_prometheus_text_of_the_fleet(shape_fleet: ShapeFleet, text_rows: pl.Dat
         ("2", "2g.20gb"),
         ("3", "2g.20gb"),
     ]
-    assert text_rows.filter(pl.col("hpc_job").is_not_null()).height == 124950
+    # 20825 AWS GPU samples held by a job, each with 7 metrics (6 + the throttle reasons)
+    assert text_rows.filter(pl.col("hpc_job").is_not_null()).height == 20825 * 7
     assert text_rows.filter(pl.col("pod").is_not_null()).height == 62921
     xid = text_rows.filter((pl.col("metric") == "DCGM_FI_DEV_XID_ERRORS") & (pl.col("value") > 0))
-    assert xid.select("time", "host", "gpu", "value").rows() == [
+    assert xid.filter(pl.col("value") == 79).select("time", "host", "gpu", "value").rows() == [
         (datetime(2026, 10, 3, 10, 16, 5, tzinfo=UTC), "dgx-01", 3, 79.0)
     ]
+    # the row remap's XID 63 stays in the gauge (the last XID) from its sample to the end:
+    # 19:42:18 is dgx-02's first scrape after 19:42 (every 120 s from 00:00:18); 129 to midnight
+    remap = xid.filter(pl.col("value") == 63)
+    assert remap.select("host", "gpu").unique().rows() == [("dgx-02", 2)]
+    assert remap["time"].min() == datetime(2026, 10, 3, 19, 42, 18, tzinfo=UTC)
+    assert remap.height == 129 == xid.height - 1
     first = text_rows.filter(pl.col("host") == "gke-ml-a3-pool-6917").row(0, named=True)
     # the labels that fill no column (Hostname, the exporter pod, is a host label: not here)
     assert first["labels"] == (
@@ -79,7 +96,7 @@ def test_every_labelled_shape_lands_the_same_rows(
     assert (r.quarantine.height, r.sentinels_dropped) == (0, 5760)
     got = sorted_rows(r.rows)
     want = sorted_rows(text_rows)
-    assert got.height == want.height == 373364
+    assert got.height == want.height == 483380
     assert got.equals(want)
 
 
@@ -133,8 +150,20 @@ def test_shape_files_are_what_their_tools_write(shape_fleet: ShapeFleet) -> None
         "# TYPE DCGM_FI_DEV_SM_CLOCK gauge",
     ]
     # families are contiguous (one TYPE line each) and timestamps are seconds
-    assert sum(line.startswith("# TYPE") for line in lines) == 6
+    # (AWS: the 6 of every node + the throttle reasons of its counters file)
+    assert sum(line.startswith("# TYPE") for line in lines) == 7
+    assert "# TYPE DCGM_FI_DEV_CLOCK_THROTTLE_REASONS gauge" in lines
     assert lines[2].endswith(" 345 1790899200")
+    onprem = gzip.decompress(
+        shape_fleet.files("openmetrics", "onprem", day)[0].read_bytes()
+    ).decode()
+    types = [line for line in onprem.splitlines() if line.startswith("# TYPE")]
+    assert types[5:] == [  # after the 5 of a node without the profiling metric
+        "# TYPE DCGM_FI_DEV_ECC_SBE_VOL_TOTAL counter",
+        "# TYPE DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS counter",
+        "# TYPE DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS counter",
+        "# TYPE DCGM_FI_DEV_ROW_REMAP_FAILURE gauge",
+    ]
     js = json.loads(
         gzip.decompress(shape_fleet.files("prometheus_range_json", "gcp", day)[0].read_bytes())
     )

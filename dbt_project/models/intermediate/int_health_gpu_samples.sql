@@ -1,9 +1,14 @@
 -- One row per physical GPU and sample time with the signals of the fleet-health marts:
 -- utilisation, SM clock and the XID gauge (from int_gpu_samples, whole GPUs: MIG instance
 -- series repeat device-level fields), plus the fields only health needs, pivoted here from the
--- few samples that carry them: the clock throttle / event reasons bitmask, the ECC counters and
--- whether DCGM_EXP_XID_ERRORS_COUNT is exported. Each sample covers
--- [t, min(next sample's t, t + stale_after)) like int_sample_intervals.
+-- few samples that carry them: the clock throttle / event reasons bitmask, the volatile ECC
+-- counters, the remapped-rows counters and row-remap failure gauge, and whether
+-- DCGM_EXP_XID_ERRORS_COUNT is exported. Each sample covers
+-- [t, min(next sample's t, t + stale_after)) like int_sample_intervals (no day clipping here:
+-- int_health_node_day_signals splits the coverage at midnight).
+-- Counters become increases since the GPU's previous sample (its first sample: 0): volatile ECC
+-- counters restart when the driver reloads, so after a drop the new value is the increase;
+-- remapped-row counters are persistent (kept across reboots), so a drop adds nothing.
 with
 
 gpu_samples as (
@@ -24,6 +29,12 @@ health_fields as (
         end) as throttle_reasons,
         max(case when metric = 'DCGM_FI_DEV_ECC_SBE_VOL_TOTAL' then value end) as ecc_sbe_total,
         max(case when metric = 'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL' then value end) as ecc_dbe_total,
+        max(case when metric = 'DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS' then value end)
+            as correctable_remapped_rows_total,
+        max(case when metric = 'DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS' then value end)
+            as uncorrectable_remapped_rows_total,
+        max(case when metric = 'DCGM_FI_DEV_ROW_REMAP_FAILURE' then value end)
+            as row_remap_failure,
         max(case when metric = 'DCGM_EXP_XID_ERRORS_COUNT' then 1 else 0 end) = 1
             as exports_xid_count
     from {{ ref('stg_dcgm__samples') }}
@@ -34,6 +45,9 @@ health_fields as (
             'DCGM_FI_DEV_CLOCKS_EVENT_REASONS',
             'DCGM_FI_DEV_ECC_SBE_VOL_TOTAL',
             'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL',
+            'DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS',
+            'DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS',
+            'DCGM_FI_DEV_ROW_REMAP_FAILURE',
             'DCGM_EXP_XID_ERRORS_COUNT'
         )
     group by gpu_uuid, {{ to_epoch('sampled_at') }}
@@ -59,6 +73,9 @@ joined as (
         health_fields.throttle_reasons,
         health_fields.ecc_sbe_total,
         health_fields.ecc_dbe_total,
+        health_fields.correctable_remapped_rows_total,
+        health_fields.uncorrectable_remapped_rows_total,
+        health_fields.row_remap_failure,
         coalesce(health_fields.exports_xid_count, false) as exports_xid_count
     from gpu_samples
     left join health_fields
@@ -73,7 +90,11 @@ ordered as (
         lead(t) over (partition by gpu_uuid order by t) as next_t,
         lag(xid) over (partition by gpu_uuid order by t) as prev_xid,
         lag(ecc_sbe_total) over (partition by gpu_uuid order by t) as prev_ecc_sbe_total,
-        lag(ecc_dbe_total) over (partition by gpu_uuid order by t) as prev_ecc_dbe_total
+        lag(ecc_dbe_total) over (partition by gpu_uuid order by t) as prev_ecc_dbe_total,
+        lag(correctable_remapped_rows_total) over (partition by gpu_uuid order by t)
+            as prev_correctable_remapped_rows_total,
+        lag(uncorrectable_remapped_rows_total) over (partition by gpu_uuid order by t)
+            as prev_uncorrectable_remapped_rows_total
     from joined
 
 ),
@@ -113,7 +134,27 @@ final as (
             when ordered.ecc_dbe_total >= ordered.prev_ecc_dbe_total
                 then ordered.ecc_dbe_total - ordered.prev_ecc_dbe_total
             else ordered.ecc_dbe_total
-        end as ecc_dbe_errors
+        end as ecc_dbe_errors,
+        -- persistent counters: a drop (a replaced board, a blank) is no new remapped row
+        case
+            when ordered.correctable_remapped_rows_total is null then null
+            when ordered.prev_correctable_remapped_rows_total is null then 0
+            when ordered.correctable_remapped_rows_total
+                > ordered.prev_correctable_remapped_rows_total
+                then ordered.correctable_remapped_rows_total
+                - ordered.prev_correctable_remapped_rows_total
+            else 0
+        end as correctable_remapped_rows,
+        case
+            when ordered.uncorrectable_remapped_rows_total is null then null
+            when ordered.prev_uncorrectable_remapped_rows_total is null then 0
+            when ordered.uncorrectable_remapped_rows_total
+                > ordered.prev_uncorrectable_remapped_rows_total
+                then ordered.uncorrectable_remapped_rows_total
+                - ordered.prev_uncorrectable_remapped_rows_total
+            else 0
+        end as uncorrectable_remapped_rows,
+        cast(ordered.row_remap_failure as integer) as row_remap_failure
     from ordered
     cross join settings
 

@@ -1,10 +1,12 @@
 -- Fleet health per node and day (docs/metrics.md): uptime / downtime, XIDs, ECC errors,
--- clock-throttle seconds, stragglers and scheduler outage events.
---   downtime: in each hour, the seconds ALL the node's GPUs were `down` in fct_gpu_hours,
---     taken as the least down_seconds of its GPUs in that hour;
+-- remapped rows, clock-throttle seconds by reason, stragglers and scheduler outage events.
+--   downtime: in each hour, the most down_seconds of any of the node's GPUs in fct_gpu_hours
+--     (a node with a GPU down cannot run whole-node jobs and is drained);
 --   XIDs: int_health_xids (DCGM_EXP_XID_ERRORS_COUNT where exported, else changes of the
 --     DCGM_FI_DEV_XID_ERRORS gauge to a non-zero value: a lower bound);
---   throttle: null when the node exports no DCGM_FI_DEV_CLOCK_THROTTLE_REASONS.
+--   throttle, ECC, remapped rows: int_health_node_day_signals, null where the node does not
+--     export the field.
+{%- set xid_codes = (var('fatal_xids') + var('health_xid_codes')) | unique | sort %}
 with
 
 gpu_hours as (
@@ -23,7 +25,7 @@ node_hours as (
         host,
         floor(hour_epoch / 86400) * 86400 as day_epoch,
         hour_epoch,
-        min(down_seconds) as node_down_seconds,
+        max(down_seconds) as node_down_seconds,
         sum(down_seconds) as gpu_down_seconds,
         count(*) as gpus
     from gpu_hours
@@ -45,19 +47,13 @@ node_days as (
 
 ),
 
-samples as (
-
-    select * from {{ ref('int_health_gpu_samples') }}
-
-),
-
 xids as (
 
     select
         host,
         day_epoch,
         sum(xid_count) as xid_count,
-        {%- for code in var('fatal_xids') %}
+        {%- for code in xid_codes %}
         sum(case when xid = {{ code }} then xid_count else 0 end) as xid_{{ code }}_count,
         {%- endfor %}
         sum(case when is_fatal then xid_count else 0 end) as fatal_xid_count
@@ -68,34 +64,7 @@ xids as (
 
 signals as (
 
-    -- throttle reasons: 0x4 SW power cap, 0x8 HW slowdown, 0x20 SW thermal, 0x40 HW thermal,
-    -- 0x80 HW power brake (0x1 idle, 0x2 app clocks, 0x10 sync boost, 0x100 display are not
-    -- throttling)
-    select
-        host,
-        day_epoch,
-        sum(case
-            when throttle_reasons is null then null
-            when {{ bitand('throttle_reasons', 236) }} <> 0 then valid_to - t
-            else 0
-        end) as throttle_gpu_seconds,
-        sum(case
-            when throttle_reasons is null then null
-            when {{ bitand('throttle_reasons', 96) }} <> 0 then valid_to - t
-            else 0
-        end) as thermal_throttle_gpu_seconds,
-        sum(case
-            when throttle_reasons is null then null
-            when {{ bitand('throttle_reasons', 132) }} <> 0 then valid_to - t
-            else 0
-        end) as power_throttle_gpu_seconds,
-        sum(ecc_sbe_errors) as ecc_sbe_errors,
-        sum(ecc_dbe_errors) as ecc_dbe_errors,
-        -- exact only where every GPU of the node exports DCGM_EXP_XID_ERRORS_COUNT
-        count(distinct case when exports_xid_count then gpu_uuid end)
-            < count(distinct gpu_uuid) as xid_count_is_lower_bound
-    from samples
-    group by host, day_epoch
+    select * from {{ ref('int_health_node_day_signals') }}
 
 ),
 
@@ -216,14 +185,20 @@ final as (
         node_days.downtime_seconds,
         node_days.gpu_down_seconds,
         cast(coalesce(xids.xid_count, 0) as integer) as xid_count,
-        {%- for code in var('fatal_xids') %}
+        {%- for code in xid_codes %}
         cast(coalesce(xids.xid_{{ code }}_count, 0) as integer) as xid_{{ code }}_count,
         {%- endfor %}
         cast(coalesce(xids.fatal_xid_count, 0) as integer) as fatal_xid_count,
         coalesce(signals.xid_count_is_lower_bound, true) as xid_count_is_lower_bound,
         signals.ecc_sbe_errors,
         signals.ecc_dbe_errors,
+        signals.correctable_remapped_rows,
+        signals.uncorrectable_remapped_rows,
+        signals.row_remap_failure,
         signals.throttle_gpu_seconds,
+        {%- for name in var('throttle_reasons') %}
+        signals.throttle_{{ name }}_gpu_seconds,
+        {%- endfor %}
         signals.thermal_throttle_gpu_seconds,
         signals.power_throttle_gpu_seconds,
         cast(coalesce(stragglers.stragglers, 0) as integer) as stragglers,
