@@ -273,6 +273,38 @@ def print_headlines(warehouse: Path, console: Console | None = None) -> None:
                 "estimated" if estimated else "metered",
             )
         console.print(t)
+
+        failed = _query(
+            con,
+            "select count(*), sum(c.cost), sum(c.lost_work_cost), "
+            "count(*) filter (where c.last_checkpoint_at is not null) "
+            "from fct_run_costs c join fct_runs r using (run_id) "
+            "where r.failure_class is not null",
+        )[0]
+        health = _query(
+            con,
+            "select sum(downtime_seconds) / 3600.0, sum(xid_count), sum(fatal_xid_count), "
+            "sum(thermal_throttle_gpu_seconds) / 3600.0, "
+            "cast(coalesce(sum(ecc_sbe_errors), 0) + coalesce(sum(ecc_dbe_errors), 0) as bigint), "
+            "cast(coalesce(sum(correctable_remapped_rows), 0) "
+            "+ coalesce(sum(uncorrectable_remapped_rows), 0) as bigint) "
+            "from fct_fleet_health_daily",
+        )[0]
+        stragglers = _query(con, "select count(distinct gpu_uuid) from fct_stragglers")[0][0]
+        t = Table(title="Failures and fleet health", title_justify="left")
+        t.add_column("")
+        t.add_column("value", justify="right")
+        t.add_row(f"failed runs ({failed[3]} with a checkpoint in their logs)", f"{failed[0]:,}")
+        t.add_row("  their cost", _money(failed[1]))
+        t.add_row("  work lost (since the last checkpoint, else the whole run)", _money(failed[2]))
+        t.add_row("node downtime", f"{_hours(health[0])} h")
+        t.add_row("XIDs (fatal)", f"{health[1] or 0:,} ({health[2] or 0:,})")
+        t.add_row("thermal throttling", f"{_hours(health[3])} GPU-h")
+        t.add_row(
+            "ECC errors (single + double bit) / remapped rows", f"{health[4]:,} / {health[5]:,}"
+        )
+        t.add_row("straggler GPUs", f"{stragglers:,}")
+        console.print(t)
     finally:
         con.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -100,3 +101,25 @@ def test_run_succeeds(pipeline_home: Path, tmp_path: Path) -> None:
     assert "published" in proc.stdout
     assert "onprem-power" in proc.stdout
     assert published.stat().st_mtime_ns > before
+
+
+def test_headlines_show_the_marts_figures(pipeline_home: Path, ground_truth: dict) -> None:
+    """The demo's headline tables print the ground truth's totals (rounded as printed)."""
+    from rich.console import Console
+
+    from fleetledger.cli import print_headlines
+
+    console = Console(record=True, width=200)
+    print_headlines(pipeline_home / "warehouse.duckdb", console)
+    text = console.export_text()
+    total = sum(t["effective_cost"] for t in ground_truth["bill_totals"].values())
+    assert f"${total:,.2f}" in text
+    failed = [r for r in ground_truth["runs"] if r["failure_class"]]
+    checkpointed = sum(1 for r in failed if r["last_checkpoint_at"])
+    assert f"failed runs ({checkpointed} with a checkpoint in their logs)" in text
+    assert f"${sum(r['cost'] for r in failed):,.2f}" in text
+    assert f"${sum(r['lost_work_cost'] for r in failed):,.2f}" in text
+    downtime = sum(h["downtime_seconds"] for h in ground_truth["health_by_day_host"]) / 3600
+    assert f"{downtime:,.1f} h" in text
+    stragglers = len({s["gpu_uuid"] for s in ground_truth["stragglers"]})
+    assert re.search(rf"straggler GPUs\s*│\s*{stragglers}\s*│", text), text
