@@ -976,27 +976,32 @@ def dbe_fault(
     t1: int,
     hosts: list[str],
     runs: list[Run],
+    outages: list[Outage],
     scrape_time_after: Callable[[str, int], int],
 ) -> GpuFault | None:
     """A double-bit ECC error (XID 48) on GPU `DBE_GPU` of the first of `hosts` with a window on
-    the second day where no run holds that GPU from `DBE_MARGIN` before the XID sample to
-    `DBE_MARGIN` after the first sample past the reset. Candidate starts: the day's start and
-    each end of a run on the host that day, in time order; the XID is at the first scrape
-    `DBE_MARGIN` after the candidate. None when no such window exists."""
+    the second day where no run holds that GPU, and the node is not out, from `DBE_MARGIN`
+    before the XID sample to `DBE_MARGIN` after the first sample past the reset. Candidate
+    starts: the day's start and each end of a run or an outage on the host that day, in time
+    order; the XID is at the first scrape `DBE_MARGIN` after the candidate. None when no such
+    window exists."""
     a, b = t0 + DAY, min(t0 + 2 * DAY, t1)
     for host in hosts:
+        out = [(o.start, o.end) for o in outages if o.host == host]
         ends = {
             r.end
             for r in runs
             if r.end is not None and a <= r.end < b and DBE_GPU in r.gpu_indices.get(host, [])
-        }
+        } | {e for _, e in out if a <= e < b}
         for c in sorted({a} | ends):
             at = scrape_time_after(host, c + DBE_MARGIN)
             reset_at = at + DBE_RESET_AFTER
             back = scrape_time_after(host, reset_at + 1)
             if back + DBE_MARGIN > b:
                 break
-            if not _held(runs, t1, host, DBE_GPU, c, back + DBE_MARGIN):
+            if _held(runs, t1, host, DBE_GPU, c, back + DBE_MARGIN):
+                continue
+            if not any(s < back + DBE_MARGIN and e > c for s, e in out):
                 return GpuFault(host, DBE_GPU, 48, at, reset_at)
     return None
 
@@ -1023,8 +1028,8 @@ def health_events(
       some before the outage, the counter restarts at the reboot, one error right after it
       (the first sample back shows 1) and more later; one more error on another on-prem node;
     - a correctable row remap (XID 63) on another on-prem node on the second day;
-    - a double-bit ECC error on GPU 1 of an on-prem node other than the XID-79 one (the last
-      such node with a free window), on day 2, where no run holds it (`dbe_fault`): 2
+    - a double-bit ECC error on GPU 1 of an on-prem node, the last one with a free window on
+      day 2 (the XID-79 node only when no other has one), where no run holds it (`dbe_fault`): 2
       single-bit errors 4 min before it, then the DBE counter +1, XID 48 and an uncorrectable
       remapped row; the operator resets the GPU 37 min later, clearing the XID and both
       volatile ECC counters of that GPU.
@@ -1070,8 +1075,10 @@ def health_events(
     dbe = dbe_fault(
         t0=t0,
         t1=t1,
-        hosts=[h for h in reversed(onprem) if h != outage.host],
+        # the XID-79 node last: its reboot is the other reload of the volatile counters
+        hosts=[h for h in reversed(onprem) if h != outage.host] + [outage.host],
         runs=runs,
+        outages=[outage],
         scrape_time_after=scrape_time_after,
     )
     if dbe is not None:

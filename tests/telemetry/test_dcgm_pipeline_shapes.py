@@ -106,9 +106,16 @@ def _unseen_xid48(truth: dict) -> dict[tuple[str, str], int]:
     """(day, host) -> the down seconds of the double-bit ECC error's GPU (no run holds it),
     which nvidia-smi logs do not show: unallocated in the marts."""
     (f,) = truth["health_scenarios"]["gpu_faults"]
-    assert f["xid"] == 48 and set(f["down_seconds_by_hour"]) <= {f"{f['day']}T00:00:00Z"}
-    # 120 s scrapes: the XID sample 00:10:18 to the first after the reset, 00:48:18
-    assert (f["host"], f["at"], f["down_seconds"]) == ("dgx-02", "2026-10-03T00:10:18Z", 2280)
+    # this fleet's first free window of dgx-02 GPU 1 on day 2 starts as a run ends, 00:35:55;
+    # 120 s scrapes: the XID sample 00:46:18 to the first one after the reset, 01:24:18 (all
+    # on day 2, across the hour: 822 + 1458 s)
+    assert (f["host"], f["xid"], f["at"], f["first_sample_after_reset"]) == (
+        "dgx-02",
+        48,
+        "2026-10-03T00:46:18Z",
+        "2026-10-03T01:24:18Z",
+    )
+    assert f["down_seconds"] == sum(f["down_seconds_by_hour"].values()) == 2280
     return {(f["day"], f["host"]): f["down_seconds"]}
 
 

@@ -81,13 +81,14 @@ def test_prometheus_text_of_the_fleet(shape_fleet: ShapeFleet, text_rows: pl.Dat
     remap = xid.filter(pl.col("value") == 63)
     assert remap.select("host", "gpu").unique().rows() == [("dgx-02", 2)]
     assert remap["time"].min() == datetime(2026, 10, 3, 19, 42, 18, tzinfo=UTC)
-    # the double-bit ECC error's XID 48 on dgx-02 GPU 1 (no run holds it) from 00:10:18 on day 2
-    # until the GPU's reset at 00:46:55: 19 samples, 00:10:18 to 00:46:18 every 120 s
+    # the double-bit ECC error's XID 48 on GPU 1 of dgx-01 (dgx-02 has no free 57 min on day 2;
+    # no run holds dgx-01 before 01:44), from its scrape at 00:10:05 on day 2 until the GPU's
+    # reset at 00:46:42: 19 samples, 00:10:05 to 00:46:05 every 120 s
     dbe = xid.filter(pl.col("value") == 48)
-    assert dbe.select("host", "gpu").unique().rows() == [("dgx-02", 1)]
+    assert dbe.select("host", "gpu").unique().rows() == [("dgx-01", 1)]
     assert (dbe["time"].min(), dbe["time"].max()) == (
-        datetime(2026, 10, 3, 0, 10, 18, tzinfo=UTC),
-        datetime(2026, 10, 3, 0, 46, 18, tzinfo=UTC),
+        datetime(2026, 10, 3, 0, 10, 5, tzinfo=UTC),
+        datetime(2026, 10, 3, 0, 46, 5, tzinfo=UTC),
     )
     assert remap.height == 129 and dbe.height == 19 and xid.height == 1 + 129 + 19
     first = text_rows.filter(pl.col("host") == "gke-ml-a3-pool-6917").row(0, named=True)
