@@ -44,9 +44,10 @@ START = date(2026, 10, 1)
 def write_scrape_files(out: Path, samples: int, scrape_s: int = SCRAPE_S) -> list[Path]:
     """Scrape files of a generated fleet (4 AWS, 2 GKE, 4 on-prem nodes), one per node and day,
     until about `samples` sample lines are written."""
-    # a node-day is ~8 GPUs x 5-9 metrics x (a day / the scrape interval): 7 on AWS (with the
-    # throttle reasons), 5 on GKE, 9 on-prem (with the ECC and row-remap fields)
-    per_day = 10 * 8 * 7.4 * (DAY / scrape_s)
+    # a node-day is ~8 GPUs x 5-10 metrics x (a day / the scrape interval): 7 on AWS (with the
+    # throttle reasons), 5 on GKE, 10 on-prem (with the SBE and DBE ECC counters and the 3
+    # row-remap fields): (4 x 7 + 2 x 5 + 4 x 10) / 10 = 7.8 per GPU and scrape
+    per_day = 10 * 8 * 7.8 * (DAY / scrape_s)
     days = max(2, math.ceil(samples / per_day))
     fleet = build_fleet(start=START, days=days, seed=11, scrape_interval=scrape_s)
     files: list[Path] = []

@@ -3,10 +3,11 @@
 
 - fct_fleet_health_daily: every node-day's downtime within 1 s (per hour the node's most-down
   GPU: an XID-79 outage counts its whole length), XID counts by code exactly (XID 79 = 1 on the
-  outage node-day, XID 63 = 1 on the row remap's), throttle GPU-seconds per reason within 1 s
-  (coverage split at midnight), ECC errors and remapped rows exactly (the volatile counter's
-  restart at the reboot counted right), null where the node does not export the field,
-  stragglers and straggler GPU-seconds;
+  outage node-day, XID 63 = 1 on the row remap's, XID 48 = 1 on the double-bit ECC error's),
+  throttle GPU-seconds per reason within 1 s (coverage split at midnight), ECC errors and
+  remapped rows exactly (the volatile counters' restart at the reboot and at the GPU reset
+  counted right), null where the node does not export the field, stragglers and straggler
+  GPU-seconds;
 - fct_stragglers: exactly the generator's straggler (run, GPU), on both metrics, with start, end
   and duration within two scrape intervals;
 - fct_ops_daily: runs ended / completed, completion rate, infra vs user failures, pending GPU
@@ -113,8 +114,8 @@ def test_health_per_node_day(con: duckdb.DuckDBPyConnection, ground_truth: dict)
 
 
 def test_health_signals_null_where_not_exported(con: duckdb.DuckDBPyConnection):
-    """AWS exports the throttle reasons, on-prem the SBE counter and the row-remap fields, GKE
-    none; nobody exports DCGM_FI_DEV_ECC_DBE_VOL_TOTAL."""
+    """AWS exports the throttle reasons, on-prem the SBE and DBE counters and the row-remap
+    fields, GKE none."""
     exported = {
         r[0]: r[1:]
         for r in con.execute(
@@ -124,6 +125,7 @@ def test_health_signals_null_where_not_exported(con: duckdb.DuckDBPyConnection):
                    bool_and(ecc_sbe_errors is not null),
                    bool_and(correctable_remapped_rows is not null),
                    bool_and(row_remap_failure is not null),
+                   bool_and(ecc_dbe_errors is not null),
                    bool_or(ecc_dbe_errors is not null)
             from fct_fleet_health_daily
             group by provider
@@ -131,16 +133,17 @@ def test_health_signals_null_where_not_exported(con: duckdb.DuckDBPyConnection):
         ).fetchall()
     }
     assert exported == {
-        "aws": (True, False, False, False, False),
-        "gcp": (False, False, False, False, False),
-        "onprem": (False, True, True, True, False),
+        "aws": (True, False, False, False, False, False),
+        "gcp": (False, False, False, False, False, False),
+        "onprem": (False, True, True, True, True, True),
     }
     # the other way round: where a field is exported it is never null
     nulls = con.execute(
         """
         select count(*) from fct_fleet_health_daily
         where (provider = 'aws' and throttle_gpu_seconds is null)
-           or (provider = 'onprem' and (ecc_sbe_errors is null or row_remap_failure is null))
+           or (provider = 'onprem' and (ecc_sbe_errors is null or ecc_dbe_errors is null
+                                        or row_remap_failure is null))
         """
     ).fetchone()[0]
     assert nulls == 0
@@ -165,11 +168,12 @@ def test_xid79_outage_node_day(con: duckdb.DuckDBPyConnection, ground_truth: dic
     events = _rows(con, f"select * from fct_xid_events where host = '{o['host']}'")
     assert [(e["gpu_index"], e["xid"], e["xid_count"]) for e in events] == [(o["gpu_index"], 79, 1)]
     assert events[0]["first_seen_at"] == datetime.fromisoformat(o["start"].replace("Z", "+00:00"))
-    # no other XID but the row remap's 63 (not fatal)
+    # no other XID but the row remap's 63 (not fatal) and the double-bit ECC error's 48 (fatal)
     totals = con.execute(
-        "select sum(xid_count), sum(fatal_xid_count), sum(xid_63_count) from fct_fleet_health_daily"
+        "select sum(xid_count), sum(fatal_xid_count), sum(xid_63_count), sum(xid_48_count) "
+        "from fct_fleet_health_daily"
     ).fetchone()
-    assert totals == (2, 1, 1)
+    assert totals == (3, 2, 1, 1)
 
 
 # ------------------------------------------------------------------------------ health events
@@ -241,13 +245,17 @@ def test_row_remap_xid63(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     that reports XID 63; the gauge keeps 63 until the end but counts once; 63 is not fatal, so
     the GPU's states do not change."""
     (rm,) = ground_truth["health_scenarios"]["row_remaps"]
+    (dbe,) = ground_truth["health_scenarios"]["gpu_faults"]
+    assert (dbe["day"], dbe["host"]) != (rm["day"], rm["host"])
     got = _health(con)
     for (day, host), g in got.items():
         want = 1 if (day, host) == (rm["day"], rm["host"]) else 0
         assert g["xid_63_count"] == want, (day, host)
         if g["provider"] == "onprem":
             assert g["correctable_remapped_rows"] == want, (day, host)
-            assert g["uncorrectable_remapped_rows"] == 0 and g["row_remap_failure"] is False
+            # the only uncorrectable remapped row is the double-bit ECC error's
+            unc = 1 if (day, host) == (dbe["day"], dbe["host"]) else 0
+            assert g["uncorrectable_remapped_rows"] == unc and g["row_remap_failure"] is False
     g = got[(rm["day"], rm["host"])]
     assert g["xid_count"] == 1 and g["fatal_xid_count"] == 0 and g["downtime_seconds"] == 0
     (ev,) = _rows(con, "select * from fct_xid_events where xid = 63")
@@ -317,6 +325,95 @@ def test_ecc_counter_restart_after_reboot(con: duckdb.DuckDBPyConnection, ground
         )
         == 1 + 6 + 4
     )
+
+
+def test_double_bit_ecc_error(con: duckdb.DuckDBPyConnection, ground_truth: dict):
+    """A double-bit ECC error on GPU 1 of dgx-04 at 00:10:44 on day 2, a GPU no run holds: the
+    DBE counter +1, XID 48 in the gauge and an uncorrectable remapped row from that sample; the
+    operator resets the GPU at 00:47:21 and the first sample after it (00:47:44) reads XID 0
+    with both volatile ECC counters back at 0 (the SBE counter showed the 2 precursor errors).
+    XID 48 is fatal: the GPU is down from its XID sample to that first normal sample, 37 min =
+    2220 s, all in hour 00:00; the node-day's downtime is that GPU's (its most-down GPU)."""
+    (f,) = ground_truth["health_scenarios"]["gpu_faults"]
+    assert (f["host"], f["gpu_index"], f["xid"], f["day"]) == ("dgx-04", 1, 48, "2026-10-03")
+    assert (f["at"], f["reset_at"], f["first_sample_after_reset"]) == (
+        "2026-10-03T00:10:44Z",
+        "2026-10-03T00:47:21Z",
+        "2026-10-03T00:47:44Z",
+    )
+    assert f["down_seconds"] == 37 * 60 == 2220
+    assert f["down_seconds_by_hour"] == {"2026-10-03T00:00:00Z": 2220}
+    assert (f["ecc_dbe_errors"], f["uncorrectable_remapped_rows"]) == (1, 1)
+    assert (f["ecc_sbe_counter_before_reset"], f["ecc_dbe_counter_before_reset"]) == (2, 1)
+    at, back = _epoch(f["at"]), _epoch(f["first_sample_after_reset"])
+    # the node-day in the mart and in the truth
+    row = _health(con)[(f["day"], f["host"])]
+    exp = _truth_row(ground_truth, f["host"], f["day"])
+    assert exp["xid_counts"] == {"48": 1}
+    assert (exp["ecc_dbe_errors"], exp["uncorrectable_remapped_rows"]) == (1, 1)
+    assert exp["ecc_sbe_errors"] == 2  # the precursors; the reset's drop to 0 adds nothing
+    assert exp["downtime_seconds"] == exp["gpu_down_seconds"] == 2220
+    assert (row["ecc_dbe_errors"], row["uncorrectable_remapped_rows"], row["xid_48_count"]) == (
+        1,
+        1,
+        1,
+    )
+    assert (row["xid_count"], row["fatal_xid_count"], row["ecc_sbe_errors"]) == (1, 1, 2)
+    assert (row["correctable_remapped_rows"], row["row_remap_failure"]) == (0, False)
+    assert abs(row["downtime_seconds"] - 2220) <= 1
+    assert abs(row["gpu_down_seconds"] - 2220) <= 1
+    assert row["outage_events"] == 0  # no Slurm node event: the node stayed up
+    # no other node-day shows a DBE error
+    others = con.execute(
+        "select count(*) from fct_fleet_health_daily where ecc_dbe_errors <> 0 "
+        f"and not (host = '{f['host']}' and day = '{f['day']}')"
+    ).fetchone()[0]
+    assert others == 0
+    # fct_gpu_hours: on its day the GPU is down exactly [at, back), in the hours the truth
+    # says (the window's first seconds, before the node's first scrape, are down on day 1)
+    hours = {
+        h: d
+        for h, d in con.execute(
+            f"""
+            select strftime(hour, '%Y-%m-%dT%H:%M:%SZ'), down_seconds from fct_gpu_hours
+            where gpu_uuid = '{f["gpu_uuid"]}' and down_seconds > 0
+              and cast(hour as date) = '{f["day"]}'
+            """
+        ).fetchall()
+    }
+    assert set(hours) == set(f["down_seconds_by_hour"])
+    for h, want in f["down_seconds_by_hour"].items():
+        assert abs(hours[h] - want) <= 1, h
+    # nobody held it: the rest of the hour is unallocated, no run's seconds (every run's cost
+    # and every GPU-day's states: tests/test_ground_truth.py)
+    busy, aidle, unalloc = con.execute(
+        f"""
+        select busy_seconds, allocated_idle_seconds, unallocated_seconds from fct_gpu_hours
+        where gpu_uuid = '{f["gpu_uuid"]}' and epoch(hour) = {at - at % 3600}
+        """
+    ).fetchone()
+    assert (busy, aidle) == (0, 0) and abs(unalloc - (3600 - 2220)) <= 1
+    # fct_xid_events: the event, first and last seen at the XID sample (the gauge counts once)
+    (ev,) = _rows(con, "select * from fct_xid_events where xid = 48")
+    assert (ev["host"], ev["gpu_index"], ev["gpu_uuid"]) == (f["host"], 1, f["gpu_uuid"])
+    assert (ev["xid_count"], ev["is_fatal"], ev["count_is_lower_bound"]) == (1, True, True)
+    assert ev["first_seen_at"] == ev["last_seen_at"] == datetime.fromtimestamp(at, UTC)
+    # the samples: XID 48 from the XID sample to the last one before the reset (37 samples),
+    # the counters' steps at the XID sample and at the first sample after the reset
+    samples = con.execute(
+        f"""
+        select t, xid, ecc_sbe_errors, ecc_dbe_errors, uncorrectable_remapped_rows
+        from int_health_gpu_samples
+        where gpu_uuid = '{f["gpu_uuid"]}' and t between {at} - 300 and {back} + 60
+        order by t
+        """
+    ).fetchall()
+    xid48 = [t for t, x, *_ in samples if x == 48]
+    assert (len(xid48), xid48[0], xid48[-1]) == (f["samples_with_xid"], at, back - 60)
+    assert f["samples_with_xid"] == 37
+    steps = [(t, s, d, u) for t, _, s, d, u in samples if s or d or u]
+    assert steps == [(at - 240, 2, 0, 0), (at, 0, 1, 1)]  # the drops at `back` count 0
+    assert [x for t, x, *_ in samples if t >= back] == [0, 0]
 
 
 def test_straggler_found(con: duckdb.DuckDBPyConnection, ground_truth: dict):

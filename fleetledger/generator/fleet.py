@@ -55,10 +55,11 @@ THROTTLING_REASONS = {
 #: below this utilisation the GPU reports the idle reason (0x1)
 THROTTLE_IDLE_UTIL = 0.05
 # Which health fields each site's dcgm-exporter counters file enables: AWS runs a lean custom
-# file plus DCGM_FI_DEV_CLOCK_THROTTLE_REASONS; on-prem a custom file with the single-bit volatile
-# ECC counter (the trend that precedes a failing HBM; double-bit errors surface as XID 48 and as
-# uncorrectable remapped rows) and the row-remapping fields of the default file; GKE's managed
-# exporter reports none of them. Each field is a line per GPU and scrape: few, to keep files small.
+# file plus DCGM_FI_DEV_CLOCK_THROTTLE_REASONS; on-prem a custom file with the volatile ECC
+# counters (single-bit: the trend that precedes a failing HBM; double-bit: each one also surfaces
+# as XID 48 and an uncorrectable remapped row) and the row-remapping fields of the default file;
+# GKE's managed exporter reports none of them. Each field is a line per GPU and scrape: few, to
+# keep files small.
 THROTTLE = "throttle"  # DCGM_FI_DEV_CLOCK_THROTTLE_REASONS
 ECC_SBE = "ecc_sbe"  # DCGM_FI_DEV_ECC_SBE_VOL_TOTAL
 ECC_DBE = "ecc_dbe"  # DCGM_FI_DEV_ECC_DBE_VOL_TOTAL
@@ -66,7 +67,7 @@ ROW_REMAP = "row_remap"  # DCGM_FI_DEV_(UN)CORRECTABLE_REMAPPED_ROWS, DCGM_FI_DE
 HEALTH_FIELDS: dict[str, tuple[str, ...]] = {
     "aws": (THROTTLE,),
     "gcp": (),
-    "onprem": (ECC_SBE, ROW_REMAP),
+    "onprem": (ECC_SBE, ECC_DBE, ROW_REMAP),
 }
 
 
@@ -238,6 +239,24 @@ class RowRemap:
 
 
 @dataclass
+class GpuFault:
+    """A fatal XID on one GPU that no run holds (a double-bit ECC error: XID 48), cleared by an
+    operator's GPU reset. The XID gauge reads `xid` from the scrape at `at` (the sample that
+    reports it) until the reset; from the first sample after `reset_at` it reads 0 again and the
+    GPU's volatile ECC counters restart at 0 (the reset reloads that GPU, not the node's driver).
+    `uncorrectable_rows` rows are remapped (the persistent counter goes up at `at`; the remap
+    takes effect at the reset). The GPU is `down` from `at` to its first sample after the reset
+    (DESIGN.md: after a fatal XID the GPU is down until it reports normally again)."""
+
+    host: str
+    gpu_index: int
+    xid: int
+    at: int  # a scrape time of the node
+    reset_at: int  # not a scrape time: the first sample after it reports normally
+    uncorrectable_rows: int = 1
+
+
+@dataclass
 class Fleet:
     start_day: date
     days: int
@@ -252,6 +271,7 @@ class Fleet:
     throttles: list[Throttle] = field(default_factory=list)
     ecc_errors: list[EccErrors] = field(default_factory=list)
     row_remaps: list[RowRemap] = field(default_factory=list)
+    gpu_faults: list[GpuFault] = field(default_factory=list)
 
     @property
     def t0(self) -> int:
@@ -901,11 +921,12 @@ def build_fleet(
     background("onprem", onp, True, 11)
 
     # ---------------- health events (fixed times: no draws, the runs above do not change) -------
-    throttles, ecc_errors, row_remaps = health_events(
+    throttles, ecc_errors, row_remaps, gpu_faults = health_events(
         t0=t0,
         t1=t1,
         aws=aws,
         onprem=onp,
+        runs=runs,
         outage=outages[0],
         straggler=stragglers[0],
         train_start=train_start,
@@ -928,7 +949,61 @@ def build_fleet(
         throttles=throttles,
         ecc_errors=ecc_errors,
         row_remaps=row_remaps,
+        gpu_faults=gpu_faults,
     )
+
+
+#: the double-bit ECC error's GPU, and how long its XID 48 stays before the operator's reset
+DBE_GPU = 1
+DBE_RESET_AFTER = 37 * 60 - 23  # the first sample after the reset is 37 min after the XID's
+DBE_MARGIN = 10 * 60  # no run holds the GPU this long before the XID and after the reset
+
+
+def _held(runs: list[Run], t1: int, host: str, gpu: int, a: int, b: int) -> bool:
+    """Does a run hold the GPU at any time in [a, b)?"""
+    return any(
+        r.start is not None
+        and r.start < b
+        and (r.end if r.end is not None else t1) > a
+        and gpu in r.gpu_indices.get(host, [])
+        for r in runs
+    )
+
+
+def dbe_fault(
+    *,
+    t0: int,
+    t1: int,
+    hosts: list[str],
+    runs: list[Run],
+    outages: list[Outage],
+    scrape_time_after: Callable[[str, int], int],
+) -> GpuFault | None:
+    """A double-bit ECC error (XID 48) on GPU `DBE_GPU` of the first of `hosts` with a window on
+    the second day where no run holds that GPU, and the node is not out, from `DBE_MARGIN`
+    before the XID sample to `DBE_MARGIN` after the first sample past the reset. Candidate
+    starts: the day's start and each end of a run or an outage on the host that day, in time
+    order; the XID is at the first scrape `DBE_MARGIN` after the candidate. None when no such
+    window exists."""
+    a, b = t0 + DAY, min(t0 + 2 * DAY, t1)
+    for host in hosts:
+        out = [(o.start, o.end) for o in outages if o.host == host]
+        ends = {
+            r.end
+            for r in runs
+            if r.end is not None and a <= r.end < b and DBE_GPU in r.gpu_indices.get(host, [])
+        } | {e for _, e in out if a <= e < b}
+        for c in sorted({a} | ends):
+            at = scrape_time_after(host, c + DBE_MARGIN)
+            reset_at = at + DBE_RESET_AFTER
+            back = scrape_time_after(host, reset_at + 1)
+            if back + DBE_MARGIN > b:
+                break
+            if _held(runs, t1, host, DBE_GPU, c, back + DBE_MARGIN):
+                continue
+            if not any(s < back + DBE_MARGIN and e > c for s, e in out):
+                return GpuFault(host, DBE_GPU, 48, at, reset_at)
+    return None
 
 
 def health_events(
@@ -937,12 +1012,14 @@ def health_events(
     t1: int,
     aws: list[str],
     onprem: list[str],
+    runs: list[Run],
     outage: Outage,
     straggler: Straggler,
     train_start: int,
     scrape_time_after: Callable[[str, int], int],
-) -> tuple[list[Throttle], list[EccErrors], list[RowRemap]]:
-    """Throttling episodes, ECC errors and a row remap, at fixed offsets in the window.
+) -> tuple[list[Throttle], list[EccErrors], list[RowRemap], list[GpuFault]]:
+    """Throttling episodes, ECC errors, a row remap and a double-bit ECC error, at fixed offsets
+    in the window (the DBE error at the first free window of a GPU on day 2: `dbe_fault`).
 
     - the straggler GPU runs hot: SW + HW thermal slowdown for its whole window;
     - a SW power cap (a 600 W board limit) on 4 GPUs of the two-node training run for ~3 h;
@@ -950,7 +1027,12 @@ def health_events(
     - single-bit ECC errors on a GPU of the node that falls off the bus: 2 before the window,
       some before the outage, the counter restarts at the reboot, one error right after it
       (the first sample back shows 1) and more later; one more error on another on-prem node;
-    - a correctable row remap (XID 63) on another on-prem node on the second day.
+    - a correctable row remap (XID 63) on another on-prem node on the second day;
+    - a double-bit ECC error on GPU 1 of an on-prem node, the last one with a free window on
+      day 2 (the XID-79 node only when no other has one), where no run holds it (`dbe_fault`): 2
+      single-bit errors 4 min before it, then the DBE counter +1, XID 48 and an uncorrectable
+      remapped row; the operator resets the GPU 37 min later, clearing the XID and both
+      volatile ECC counters of that GPU.
     """
     throttles = [
         Throttle(
@@ -989,8 +1071,25 @@ def health_events(
         EccErrors(other, 5, t0 + DAY + 21 * HOUR + 58 * 60 + 2, 1),
     ]
     remaps = [RowRemap(other, 2, scrape_time_after(other, t0 + DAY + 19 * HOUR + 42 * 60))]
+    faults: list[GpuFault] = []
+    dbe = dbe_fault(
+        t0=t0,
+        t1=t1,
+        # the XID-79 node last: its reboot is the other reload of the volatile counters
+        hosts=[h for h in reversed(onprem) if h != outage.host] + [outage.host],
+        runs=runs,
+        outages=[outage],
+        scrape_time_after=scrape_time_after,
+    )
+    if dbe is not None:
+        faults.append(dbe)
+        ecc += [
+            EccErrors(dbe.host, dbe.gpu_index, dbe.at - 4 * 60 - 13, 2),  # the precursor
+            EccErrors(dbe.host, dbe.gpu_index, dbe.at, 1, "dbe"),
+        ]
     return (
         [t for t in throttles if t.start < t1],
         [e for e in ecc if e.at < t1],
         [r for r in remaps if r.at < t1],
+        faults,
     )

@@ -4,10 +4,11 @@ Computed from what the generator decided (fleet.runs, fleet.outages, fleet.strag
 exporters' scrape times) and from `Truth`'s per-second GPU states, never from the pipeline:
 
 - `health_by_day_host`: per node and day, downtime (per hour, the most `down` seconds of any of
-  the node's GPUs, as docs/metrics.md defines it), XIDs by code (one per outage and one XID 63
-  per row remap, on the day of its sample), the straggler GPUs / GPU-seconds, and the health
-  signals (`health_signals`): throttle GPU-seconds per reason, ECC errors, remapped rows and
-  row-remap failure, None where the node's exporter does not report the field;
+  the node's GPUs, as docs/metrics.md defines it), XIDs by code (one per outage, one XID 63
+  per row remap and one per GPU fault (XID 48), on the day of its sample), the straggler GPUs
+  / GPU-seconds, and the health signals (`health_signals`): throttle GPU-seconds per reason,
+  ECC errors, remapped rows and row-remap failure, None where the node's exporter does not
+  report the field;
 - `health_scenarios`: the health events as the marts must show them (which GPU, day, numbers);
 - `stragglers`: each straggler episode as the pipeline must see it: from the straggling GPU's
   first sample inside the straggler's window to the end of its last sample's coverage;
@@ -106,9 +107,10 @@ def health_signals(fleet: Fleet, node: Node, stale_after: int) -> list[dict[str,
       0x4 | 0x80;
     - ECC: an error shows in the first sample at or after it, on that sample's day, unless it
       is the GPU's first sample (the counter's starting value) or the driver reloaded (the
-      node's reboot after an outage) between the error and that sample (the counter restarted);
-    - remapped rows: each remap's increments on its sample's day; failure: true from a failed
-      remap's sample on.
+      node's reboot after an outage) or the GPU was reset (after a fault) between the error and
+      that sample (the counter restarted: a drop to 0 adds nothing);
+    - remapped rows: each remap's increments on its sample's day, and each GPU fault's
+      uncorrectable rows on its XID sample's day; failure: true from a failed remap's sample on.
     """
     days = [fleet.t0 + d * DAY for d in range(fleet.days)]
     times = scrape_times(fleet, node)
@@ -130,8 +132,14 @@ def health_signals(fleet: Fleet, node: Node, stale_after: int) -> list[dict[str,
                 grouped[name] += cover[(mask & bits) != 0].sum(axis=0)
     ecc = {k: np.zeros(len(days), dtype=np.int64) for k in ("sbe", "dbe")}
     reloads = [o.start for o in fleet.outages if o.host == node.host]
+    resets = {
+        g: [f.reset_at for f in fleet.gpu_faults if f.host == node.host and f.gpu_index == g]
+        for g in range(node.gpus)
+    }
     for e in fleet.ecc_errors:
         i = _first_sample_at(times, e.at) if e.host == node.host else None
+        if i is not None and any(e.at <= r < times[i] for r in resets[e.gpu_index]):
+            continue
         if i is None or i == 0 or any(e.at <= r < times[i] for r in reloads):
             continue
         ecc[e.kind][(int(times[i]) - fleet.t0) // DAY] += e.count
@@ -145,6 +153,9 @@ def health_signals(fleet: Fleet, node: Node, stale_after: int) -> list[dict[str,
         remapped["uncorrectable"][d] += r.uncorrectable
         if r.failure:
             failed_from = r.at if failed_from is None else min(failed_from, r.at)
+    for fault in fleet.gpu_faults:
+        if fault.host == node.host:
+            remapped["uncorrectable"][(fault.at - fleet.t0) // DAY] += fault.uncorrectable_rows
     out = []
     for d, a in enumerate(days):
         row: dict[str, Any] = {}
@@ -167,8 +178,9 @@ def health_signals(fleet: Fleet, node: Node, stale_after: int) -> list[dict[str,
 
 def health_scenarios(fleet: Fleet, stale_after: int) -> dict[str, Any]:
     """The health events as the marts must show them: the straggler's thermal throttling, the
-    power-cap and HW-slowdown episodes, the row remap (XID 63) and the ECC counter reset."""
-    out: dict[str, Any] = {"throttles": [], "row_remaps": [], "ecc_resets": []}
+    power-cap and HW-slowdown episodes, the row remap (XID 63), the ECC counter reset and the
+    GPU faults (the double-bit ECC error: XID 48 until the GPU's reset)."""
+    out: dict[str, Any] = {"throttles": [], "row_remaps": [], "ecc_resets": [], "gpu_faults": []}
     days = [fleet.t0 + d * DAY for d in range(fleet.days)]
     for th in fleet.throttles:
         node = fleet.node(th.host)
@@ -204,8 +216,9 @@ def health_scenarios(fleet: Fleet, stale_after: int) -> dict[str, Any]:
         node = fleet.node(o.host)
         if F.ECC_SBE not in node.health_fields:
             continue
-        for gpu in sorted({e.gpu_index for e in fleet.ecc_errors if e.host == o.host}):
-            errs = [e for e in fleet.ecc_errors if e.host == o.host and e.gpu_index == gpu]
+        sbe = [e for e in fleet.ecc_errors if e.host == o.host and e.kind == "sbe"]
+        for gpu in sorted({e.gpu_index for e in sbe}):
+            errs = [e for e in sbe if e.gpu_index == gpu]
             out["ecc_resets"].append(
                 {
                     "host": o.host,
@@ -221,6 +234,43 @@ def health_scenarios(fleet: Fleet, stale_after: int) -> dict[str, Any]:
                     ),
                 }
             )
+    for fault in fleet.gpu_faults:
+        times = scrape_times(fleet, fleet.node(fault.host))
+        # the XID sample covers until the next sample (fatal: no stale limit), and so on until
+        # the first sample after the reset, which reports normally: down = [at, back)
+        back = int(times[np.searchsorted(times, fault.reset_at, side="right")])
+        hours = range((fault.at - fleet.t0) // HOUR, (back - 1 - fleet.t0) // HOUR + 1)
+        errs = [
+            e
+            for e in fleet.ecc_errors
+            if (e.host, e.gpu_index) == (fault.host, fault.gpu_index) and e.at < fault.reset_at
+        ]
+        out["gpu_faults"].append(
+            {
+                "host": fault.host,
+                "gpu_index": fault.gpu_index,
+                "gpu_uuid": fleet.node(fault.host).gpu_uuid(fault.gpu_index),
+                "xid": fault.xid,
+                "day": day_str(fault.at),
+                "at": iso(fault.at),
+                "reset_at": iso(fault.reset_at),
+                "first_sample_after_reset": iso(back),
+                "down_seconds": back - fault.at,
+                "down_seconds_by_hour": {
+                    iso(fleet.t0 + h * HOUR): _overlap(
+                        fault.at, back, fleet.t0 + h * HOUR, fleet.t0 + (h + 1) * HOUR
+                    )
+                    for h in hours
+                },
+                "samples_with_xid": int(((times >= fault.at) & (times < fault.reset_at)).sum()),
+                "ecc_dbe_errors": sum(e.count for e in errs if e.kind == "dbe"),
+                "uncorrectable_remapped_rows": fault.uncorrectable_rows,
+                # the volatile counters the GPU shows just before the reset (0 after it); no
+                # reload between the window's start and the fault on this GPU
+                "ecc_sbe_counter_before_reset": sum(e.count for e in errs if e.kind == "sbe"),
+                "ecc_dbe_counter_before_reset": sum(e.count for e in errs if e.kind == "dbe"),
+            }
+        )
     return out
 
 
@@ -251,6 +301,9 @@ def health_truth(fleet: Fleet, truth: Truth, runs: list[dict[str, Any]]) -> dict
             for r in fleet.row_remaps:
                 if r.host == node.host and a <= r.at < b:
                     xids[F.XID_ROW_REMAP] += 1
+            for fault in fleet.gpu_faults:
+                if fault.host == node.host and a <= fault.at < b:
+                    xids[fault.xid] += 1
             mine = [e for e in episodes if e["host"] == node.host]
             straggling = {
                 e["gpu_uuid"]

@@ -139,10 +139,14 @@ def gpu_series(
                 if th.sm_clock_mhz is not None:
                     sm[m] = np.minimum(sm[m], th.sm_clock_mhz)
     xid = np.zeros(n, dtype=np.int64)
-    boot = _last_reload(fleet, node, times)
+    boot = _last_reload(fleet, node, times, gpu)
     for r in fleet.row_remaps:
         if r.host == node.host and r.gpu_index == gpu:
             xid[(times >= r.at) & (boot < r.at)] = F.XID_ROW_REMAP  # until the driver reloads
+    for fault in fleet.gpu_faults:
+        if fault.host == node.host and fault.gpu_index == gpu:
+            # the last XID until the operator resets the GPU (no run holds it: nothing dies)
+            xid[(times >= fault.at) & (times < fault.reset_at)] = fault.xid
     for o in fleet.outages:
         if o.host == node.host:
             at = times == o.start
@@ -172,13 +176,16 @@ def gpu_series(
     )
 
 
-def _last_reload(fleet: Fleet, node: Node, times: np.ndarray) -> np.ndarray:
-    """Per sample, when the driver last reloaded before it (the node's reboot after an outage:
-    at the outage's start for what the exporter reports afterwards); int64 min when never."""
+def _last_reload(fleet: Fleet, node: Node, times: np.ndarray, gpu: int) -> np.ndarray:
+    """Per sample, when the GPU's driver state last reloaded before it: the node's reboot after
+    an outage (at the outage's start for what the exporter reports afterwards) or a reset of
+    this GPU after a fault (at the reset); int64 min when never."""
     last = np.full(times.size, np.iinfo(np.int64).min, dtype=np.int64)
-    for o in sorted(fleet.outages, key=lambda o: o.start):
-        if o.host == node.host:
-            last[times > o.start] = o.start
+    reloads = [o.start for o in fleet.outages if o.host == node.host] + [
+        f.reset_at for f in fleet.gpu_faults if f.host == node.host and f.gpu_index == gpu
+    ]
+    for at in sorted(reloads):
+        last[times > at] = at
     return last
 
 
@@ -194,13 +201,14 @@ def _health_fields(
             if th.host == node.host and gpu in th.gpu_indices:
                 reasons[(times >= th.start) & (times < th.end)] |= th.reasons
         out["throttle_reasons"] = reasons
-    boot = _last_reload(fleet, node, times)
+    boot = _last_reload(fleet, node, times, gpu)
     for kind, group in (("sbe", F.ECC_SBE), ("dbe", F.ECC_DBE)):
         if group in node.health_fields:
             total = np.zeros(n, dtype=np.int64)
             for e in fleet.ecc_errors:
                 if e.host == node.host and e.gpu_index == gpu and e.kind == kind:
                     # counted from the sample at or after the error, until the driver reloads
+                    # or the GPU is reset
                     total += e.count * ((times >= e.at) & (boot < e.at))
             out[f"ecc_{kind}_total"] = total
     if F.ROW_REMAP in node.health_fields:
@@ -213,6 +221,9 @@ def _health_fields(
                 corr += r.correctable * after
                 uncorr += r.uncorrectable * after
                 failure[after & r.failure] = 1
+        for fault in fleet.gpu_faults:
+            if fault.host == node.host and fault.gpu_index == gpu:
+                uncorr += fault.uncorrectable_rows * (times >= fault.at)  # persistent
         out["correctable_remapped_rows"] = corr
         out["uncorrectable_remapped_rows"] = uncorr
         out["row_remap_failure"] = failure

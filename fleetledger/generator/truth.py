@@ -218,6 +218,14 @@ class Truth:
                     and r.start <= o.start < (r.end if r.end is not None else f.t1) + 1
                 ):
                     fatal_runs.add(r.run_id)
+        for fault in f.gpu_faults:  # a fatal XID on a GPU a run holds (the generator's is free)
+            for r in f.runs:
+                if (
+                    r.start is not None
+                    and fault.gpu_index in r.gpu_indices.get(fault.host, [])
+                    and r.start <= fault.at < (r.end if r.end is not None else f.t1)
+                ):
+                    fatal_runs.add(r.run_id)
         runs = []
         for i, r in enumerate(f.runs):
             busy = aidle = down = 0.0

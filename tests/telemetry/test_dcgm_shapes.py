@@ -33,10 +33,10 @@ def text_rows(shape_fleet: ShapeFleet) -> pl.DataFrame:
 def test_prometheus_text_of_the_fleet(shape_fleet: ShapeFleet, text_rows: pl.DataFrame) -> None:
     """What the other shapes are compared with: every label variant of the fleet is in it."""
     r = shape_fleet.read("prometheus_text")
-    assert (r.rows.height, r.quarantine.height, r.sentinels_dropped) == (483380, 0, 5760)
+    assert (r.rows.height, r.quarantine.height, r.sentinels_dropped) == (505148, 0, 5760)
     # health fields: AWS exports the throttle reasons (2 nodes x 8 GPUs: 1440 scrapes, 1428 on
-    # the node with the 23 min gap), on-prem the SBE counter and the 3 row-remap fields
-    # (8 GPUs x (1440 + 1281 scrapes: the XID 79 node misses 159 during its outage))
+    # the node with the 23 min gap), on-prem the SBE and DBE counters and the 3 row-remap
+    # fields (8 GPUs x (1440 + 1281 scrapes: the XID 79 node misses 159 during its outage))
     aws, onprem = 8 * (1440 + 1428), 8 * (1440 + 1281)
     assert dict(r.rows.group_by("metric").len().iter_rows()) == {
         "DCGM_FI_DEV_FB_USED": 68068,
@@ -47,11 +47,12 @@ def test_prometheus_text_of_the_fleet(shape_fleet: ShapeFleet, text_rows: pl.Dat
         "DCGM_FI_PROF_GR_ENGINE_ACTIVE": 38784,
         "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": aws,
         "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL": onprem,
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL": onprem,
         "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS": onprem,
         "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": onprem,
         "DCGM_FI_DEV_ROW_REMAP_FAILURE": onprem,
     }
-    assert 373364 + aws + 4 * onprem == 483380
+    assert 373364 + aws + 5 * onprem == 505148
     # GKE: the node from label `node`, not the exporter pod in `Hostname`
     assert sorted(text_rows["host"].unique()) == [
         "aws-p5-01",
@@ -80,7 +81,16 @@ def test_prometheus_text_of_the_fleet(shape_fleet: ShapeFleet, text_rows: pl.Dat
     remap = xid.filter(pl.col("value") == 63)
     assert remap.select("host", "gpu").unique().rows() == [("dgx-02", 2)]
     assert remap["time"].min() == datetime(2026, 10, 3, 19, 42, 18, tzinfo=UTC)
-    assert remap.height == 129 == xid.height - 1
+    # the double-bit ECC error's XID 48 on GPU 1 of dgx-01 (dgx-02 has no free 57 min on day 2;
+    # no run holds dgx-01 before 01:44), from its scrape at 00:10:05 on day 2 until the GPU's
+    # reset at 00:46:42: 19 samples, 00:10:05 to 00:46:05 every 120 s
+    dbe = xid.filter(pl.col("value") == 48)
+    assert dbe.select("host", "gpu").unique().rows() == [("dgx-01", 1)]
+    assert (dbe["time"].min(), dbe["time"].max()) == (
+        datetime(2026, 10, 3, 0, 10, 5, tzinfo=UTC),
+        datetime(2026, 10, 3, 0, 46, 5, tzinfo=UTC),
+    )
+    assert remap.height == 129 and dbe.height == 19 and xid.height == 1 + 129 + 19
     first = text_rows.filter(pl.col("host") == "gke-ml-a3-pool-6917").row(0, named=True)
     # the labels that fill no column (Hostname, the exporter pod, is a host label: not here)
     assert first["labels"] == (
@@ -96,7 +106,7 @@ def test_every_labelled_shape_lands_the_same_rows(
     assert (r.quarantine.height, r.sentinels_dropped) == (0, 5760)
     got = sorted_rows(r.rows)
     want = sorted_rows(text_rows)
-    assert got.height == want.height == 483380
+    assert got.height == want.height == 505148
     assert got.equals(want)
 
 
@@ -160,6 +170,7 @@ def test_shape_files_are_what_their_tools_write(shape_fleet: ShapeFleet) -> None
     types = [line for line in onprem.splitlines() if line.startswith("# TYPE")]
     assert types[5:] == [  # after the 5 of a node without the profiling metric
         "# TYPE DCGM_FI_DEV_ECC_SBE_VOL_TOTAL counter",
+        "# TYPE DCGM_FI_DEV_ECC_DBE_VOL_TOTAL counter",
         "# TYPE DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS counter",
         "# TYPE DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS counter",
         "# TYPE DCGM_FI_DEV_ROW_REMAP_FAILURE gauge",
