@@ -75,6 +75,13 @@ def mig_pipeline_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _run_fleet(home, FLEET_START, MIG_FLEET["days"])
 
 
+@pytest.fixture(scope="module", params=["small_fleet", "mig_fleet"])
+def fleet_home(request: pytest.FixtureRequest) -> Path:
+    """Each of the two fleets after the pipeline: a test using it runs once per fleet."""
+    name = "pipeline_home" if request.param == "small_fleet" else "mig_pipeline_home"
+    return request.getfixturevalue(name)
+
+
 @pytest.fixture(scope="session")
 def unlabelled_pipeline_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The small fleet again, but the AWS site's DCGM exporter adds no `hpc_job` labels."""

@@ -22,12 +22,6 @@ import pytest
 STATES = ("busy", "allocated_idle", "unallocated", "down")
 
 
-@pytest.fixture(scope="module", params=["small_fleet", "mig_fleet"])
-def fleet_home(request: pytest.FixtureRequest) -> Path:
-    name = "pipeline_home" if request.param == "small_fleet" else "mig_pipeline_home"
-    return request.getfixturevalue(name)
-
-
 @pytest.fixture(scope="module")
 def con(fleet_home: Path) -> duckdb.DuckDBPyConnection:
     c = duckdb.connect(str(fleet_home / "warehouse.duckdb"), read_only=True)

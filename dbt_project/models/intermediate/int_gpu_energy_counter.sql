@@ -45,11 +45,7 @@ final as (
         {{ from_epoch('t') }} as sampled_at,
         counter_mj,
         coalesce(counter_mj < previous_mj, false) as is_reset,
-        case
-            when previous_mj is null then null
-            when counter_mj >= previous_mj then counter_mj - previous_mj
-            else counter_mj
-        end as energy_delta_mj
+        {{ counter_increase('counter_mj', 'previous_mj', first='null') }} as energy_delta_mj
     from ordered
 
 )

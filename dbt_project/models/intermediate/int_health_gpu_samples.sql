@@ -120,40 +120,22 @@ final as (
         coalesce(ordered.xid, 0) <> 0
             and coalesce(ordered.prev_xid, 0) <> ordered.xid as is_new_xid,
         cast(ordered.throttle_reasons as bigint) as throttle_reasons,
-        -- volatile counters reset when the driver reloads: after a drop, the new value
-        case
-            when ordered.ecc_sbe_total is null then null
-            when ordered.prev_ecc_sbe_total is null then 0
-            when ordered.ecc_sbe_total >= ordered.prev_ecc_sbe_total
-                then ordered.ecc_sbe_total - ordered.prev_ecc_sbe_total
-            else ordered.ecc_sbe_total
-        end as ecc_sbe_errors,
-        case
-            when ordered.ecc_dbe_total is null then null
-            when ordered.prev_ecc_dbe_total is null then 0
-            when ordered.ecc_dbe_total >= ordered.prev_ecc_dbe_total
-                then ordered.ecc_dbe_total - ordered.prev_ecc_dbe_total
-            else ordered.ecc_dbe_total
-        end as ecc_dbe_errors,
+        -- volatile counters restart from 0 when the driver reloads or the GPU is reset
+        {{ counter_increase('ordered.ecc_sbe_total', 'ordered.prev_ecc_sbe_total') }}
+            as ecc_sbe_errors,
+        {{ counter_increase('ordered.ecc_dbe_total', 'ordered.prev_ecc_dbe_total') }}
+            as ecc_dbe_errors,
         -- persistent counters: a drop (a replaced board, a blank) is no new remapped row
-        case
-            when ordered.correctable_remapped_rows_total is null then null
-            when ordered.prev_correctable_remapped_rows_total is null then 0
-            when ordered.correctable_remapped_rows_total
-                > ordered.prev_correctable_remapped_rows_total
-                then ordered.correctable_remapped_rows_total
-                - ordered.prev_correctable_remapped_rows_total
-            else 0
-        end as correctable_remapped_rows,
-        case
-            when ordered.uncorrectable_remapped_rows_total is null then null
-            when ordered.prev_uncorrectable_remapped_rows_total is null then 0
-            when ordered.uncorrectable_remapped_rows_total
-                > ordered.prev_uncorrectable_remapped_rows_total
-                then ordered.uncorrectable_remapped_rows_total
-                - ordered.prev_uncorrectable_remapped_rows_total
-            else 0
-        end as uncorrectable_remapped_rows,
+        {{ counter_increase(
+            'ordered.correctable_remapped_rows_total',
+            'ordered.prev_correctable_remapped_rows_total',
+            restarts=false
+        ) }} as correctable_remapped_rows,
+        {{ counter_increase(
+            'ordered.uncorrectable_remapped_rows_total',
+            'ordered.prev_uncorrectable_remapped_rows_total',
+            restarts=false
+        ) }} as uncorrectable_remapped_rows,
         cast(ordered.row_remap_failure as integer) as row_remap_failure
     from ordered
     cross join settings
