@@ -10,22 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, date, datetime, time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
-from ingest.common import (
-    ReadResult,
-    file_mtime,
-    k8s_timestamp,
-    quarantine_frame,
-    read_bytes,
-    to_utc_datetime,
-)
-from ingest.errors import IngestError
-from ingest.landing import polars_schema
+from ingest.common import ReadResult, k8s_timestamp
+from ingest.k8s_dumps import dump_rows, load_dump
+from ingest.k8s_dumps import snapshot_at as dump_snapshot_at
 
 TABLE = "k8s_pods"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -104,14 +95,32 @@ def _termination(status: dict[str, Any]) -> tuple[datetime | None, int | None, s
     )
 
 
-def _snapshot_at(path: Path, options: dict[str, Any]) -> datetime:
-    if options.get("snapshot_at") is not None:
-        return to_utc_datetime(options["snapshot_at"], "snapshot_at")
-    m = _DUMP_NAME.search(path.name)
-    if m:
-        day = date.fromisoformat(m.group(1))
-        return datetime.combine(day, time(23, 59, 59), tzinfo=UTC)
-    return file_mtime(path)
+def _row(pod: Any) -> dict[str, Any]:
+    """The columns of one pod (the reader adds cluster, snapshot and lineage)."""
+    if not isinstance(pod, dict):
+        raise _PodError("item is not an object")
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    uid = meta.get("uid")
+    if not uid:
+        raise _PodError("pod has no metadata.uid")
+    finished_at, exit_code, reason = _termination(status)
+    return {
+        "uid": uid,
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace"),
+        "node": spec.get("nodeName"),
+        "phase": status.get("phase"),
+        "created_at": _ts(meta.get("creationTimestamp"), "creationTimestamp"),
+        "started_at": _ts(status.get("startTime"), "startTime"),
+        "finished_at": finished_at,
+        "gpus": _pod_gpus(spec),
+        "mig_slices": _pod_mig_slices(spec),
+        "labels": json.dumps(meta.get("labels") or {}, sort_keys=True),
+        "exit_code": exit_code,
+        "reason": reason,
+    }
 
 
 def parse_pods(
@@ -123,58 +132,17 @@ def parse_pods(
     cluster: str | None = None,
 ) -> ReadResult:
     """Rows of a parsed `kubectl get pods -o json` document (a List or a single Pod)."""
-    if isinstance(doc, dict) and "items" in doc:
-        items = doc.get("items") or []
-    elif isinstance(doc, dict) and doc.get("kind") == "Pod":
-        items = [doc]
-    else:
-        raise IngestError("not a `kubectl get pods -o json` dump (no `items` list)", file=file)
-    if not isinstance(items, list):
-        raise IngestError("`items` is not a list", file=file)
-    cols: dict[str, list[Any]] = {n: [] for n in polars_schema(TABLE)}
-    q_rows: list[int] = []
-    q_reasons: list[str] = []
-    q_raws: list[str] = []
-    for i, pod in enumerate(items, start=1):
-        try:
-            if not isinstance(pod, dict):
-                raise _PodError("item is not an object")
-            meta = pod.get("metadata") or {}
-            spec = pod.get("spec") or {}
-            status = pod.get("status") or {}
-            uid = meta.get("uid")
-            if not uid:
-                raise _PodError("pod has no metadata.uid")
-            finished_at, exit_code, reason = _termination(status)
-            row = {
-                "cluster": cluster,
-                "uid": uid,
-                "name": meta.get("name"),
-                "namespace": meta.get("namespace"),
-                "node": spec.get("nodeName"),
-                "phase": status.get("phase"),
-                "created_at": _ts(meta.get("creationTimestamp"), "creationTimestamp"),
-                "started_at": _ts(status.get("startTime"), "startTime"),
-                "finished_at": finished_at,
-                "gpus": _pod_gpus(spec),
-                "mig_slices": _pod_mig_slices(spec),
-                "labels": json.dumps(meta.get("labels") or {}, sort_keys=True),
-                "exit_code": exit_code,
-                "reason": reason,
-                "snapshot_at": snapshot_at,
-                "x_source": source,
-                "x_source_file": file,
-                "x_line_number": i,
-            }
-        except (_PodError, TypeError, AttributeError) as err:
-            q_rows.append(i)
-            q_reasons.append(str(err) if isinstance(err, _PodError) else f"malformed pod: {err}")
-            q_raws.append(json.dumps(pod, sort_keys=True)[:10000])
-            continue
-        for k, v in row.items():
-            cols[k].append(v)
-    rows = pl.DataFrame(cols, schema=polars_schema(TABLE))
-    return ReadResult(rows, quarantine_frame(source, file, q_rows, q_reasons, q_raws), files=[file])
+    return dump_rows(
+        doc,
+        kind="Pod",
+        table=TABLE,
+        row=_row,
+        errors=(_PodError, TypeError, AttributeError),
+        item_error=_PodError,
+        common={"cluster": cluster, "snapshot_at": snapshot_at},
+        source=source,
+        file=file,
+    )
 
 
 def read_pods(
@@ -187,16 +155,12 @@ def read_pods(
     `items`. Raises IngestError when the file is not JSON or not a pods list."""
     path = Path(path)
     options = options or {}
-    raw = read_bytes(path)
-    try:
-        doc = json.loads(raw.decode("utf-8", errors="replace"))
-    except json.JSONDecodeError as err:
-        raise IngestError(f"not valid JSON: {err.msg}", file=path, line=err.lineno) from None
+    doc = load_dump(path)
     cluster = options.get("cluster")
     return parse_pods(
         doc,
         source=source,
         file=str(path),
-        snapshot_at=_snapshot_at(path, options),
+        snapshot_at=dump_snapshot_at(path, options, _DUMP_NAME),
         cluster=str(cluster) if cluster is not None else None,
     )

@@ -25,22 +25,13 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, date, datetime, time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
-from ingest.common import (
-    ReadResult,
-    file_mtime,
-    k8s_timestamp,
-    quarantine_frame,
-    read_bytes,
-    to_utc_datetime,
-)
-from ingest.errors import IngestError
-from ingest.landing import polars_schema
+from ingest.common import ReadResult, k8s_timestamp
+from ingest.k8s_dumps import dump_rows, load_dump
+from ingest.k8s_dumps import snapshot_at as dump_snapshot_at
 
 TABLE = "kueue_workloads"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -226,49 +217,17 @@ def parse_workloads(
     gpu_resource: str = GPU_RESOURCE,
 ) -> ReadResult:
     """Rows of a parsed `kubectl get workloads -o json` document (a List or one Workload)."""
-    if isinstance(doc, dict) and "items" in doc:
-        items = doc.get("items") or []
-    elif isinstance(doc, dict) and doc.get("kind") == "Workload":
-        items = [doc]
-    else:
-        raise IngestError("not a `kubectl get workloads -o json` dump (no `items` list)", file=file)
-    if not isinstance(items, list):
-        raise IngestError("`items` is not a list", file=file)
-    schema = polars_schema(TABLE)
-    cols: dict[str, list[Any]] = {n: [] for n in schema}
-    q_rows: list[int] = []
-    q_reasons: list[str] = []
-    q_raws: list[str] = []
-    for i, wl in enumerate(items, start=1):
-        try:
-            row = _row(wl, gpu_resource)
-        except (_WorkloadError, TypeError, AttributeError, ValueError) as err:
-            q_rows.append(i)
-            q_reasons.append(
-                str(err) if isinstance(err, _WorkloadError) else f"malformed workload: {err}"
-            )
-            q_raws.append(json.dumps(wl, sort_keys=True, default=str)[:10000])
-            continue
-        row.update(
-            cluster=cluster,
-            snapshot_at=snapshot_at,
-            x_source=source,
-            x_source_file=file,
-            x_line_number=i,
-        )
-        for k in cols:
-            cols[k].append(row[k])
-    rows = pl.DataFrame(cols, schema=schema)
-    return ReadResult(rows, quarantine_frame(source, file, q_rows, q_reasons, q_raws), files=[file])
-
-
-def _snapshot_at(path: Path, options: dict[str, Any]) -> datetime:
-    if options.get("snapshot_at") is not None:
-        return to_utc_datetime(options["snapshot_at"], "snapshot_at")
-    m = _DUMP_NAME.search(path.name)
-    if m:
-        return datetime.combine(date.fromisoformat(m.group(1)), time(23, 59, 59), tzinfo=UTC)
-    return file_mtime(path)
+    return dump_rows(
+        doc,
+        kind="Workload",
+        table=TABLE,
+        row=lambda wl: _row(wl, gpu_resource),
+        errors=(_WorkloadError, TypeError, AttributeError, ValueError),
+        item_error=_WorkloadError,
+        common={"cluster": cluster, "snapshot_at": snapshot_at},
+        source=source,
+        file=file,
+    )
 
 
 def read_workloads(
@@ -278,17 +237,13 @@ def read_workloads(
     in `items`. Raises IngestError when the file is not JSON or not a workloads list."""
     path = Path(path)
     options = options or {}
-    raw = read_bytes(path)
-    try:
-        doc = json.loads(raw.decode("utf-8", errors="replace"))
-    except json.JSONDecodeError as err:
-        raise IngestError(f"not valid JSON: {err.msg}", file=path, line=err.lineno) from None
+    doc = load_dump(path)
     cluster = options.get("cluster")
     return parse_workloads(
         doc,
         source=source,
         file=str(path),
-        snapshot_at=_snapshot_at(path, options),
+        snapshot_at=dump_snapshot_at(path, options, _DUMP_NAME),
         cluster=str(cluster) if cluster is not None else None,
         gpu_resource=str(options.get("gpu_resource", GPU_RESOURCE)),
     )
