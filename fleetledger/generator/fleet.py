@@ -656,7 +656,11 @@ def build_fleet(
         util: float | None = None,
         profile: str = "steady",
         labels: dict[str, str] | None = None,
+        mig: tuple[str, str] | None = None,
+        reserve: bool = True,
     ) -> Run:
+        """A pod holding GPUs `idx` of `host` (or MIG instance `mig` of GPU idx[0]); `reserve`
+        keeps other placements off its GPUs (MIG and time-sliced GPUs are shared on purpose)."""
         uid = stable_uuid(seed, "pod", name, start_t)
         wait = int(rng.integers(5, 300))
         r = Run(
@@ -671,7 +675,7 @@ def build_fleet(
             queue=namespace,
             kind=kind,
             name=name,
-            gpus_per_node=len(idx),
+            gpus_per_node=0 if mig else len(idx),
             nodes=[host],
             gpu_indices={host: idx},
             submitted=start_t - wait,
@@ -683,9 +687,12 @@ def build_fleet(
             util_profile=profile,
             pod_name=name,
             labels=labels or {},
+            mig_instance=mig[0] if mig else None,
+            mig_profile=mig[1] if mig else None,
         )
         runs.append(r)
-        hold(r)
+        if reserve:
+            hold(r)
         return r
 
     # 7. inference pods: a 4-GPU vLLM server per GKE node, up the whole window
@@ -773,73 +780,42 @@ def build_fleet(
         cal.busy.update({(mnode.host, g): [] for g in range(mnode.gpus)})
         n_gpus[mnode.host] = mnode.gpus
 
-        def mig_pod(name: str, g: int, inst: tuple[str, str], a: int, b: int | None) -> Run:
-            uid = stable_uuid(seed, "pod", name, a)
-            r = Run(
-                scheduler="kubernetes",
-                cluster="gke-ml",
-                job_id=uid,
-                job_id_raw=uid,
-                attempt=1,
-                team="serving",
-                user="system:serviceaccount",
-                account="inference",
-                queue="inference",
-                kind="inference",
-                name=name,
-                gpus_per_node=0,
-                nodes=[mnode.host],
-                gpu_indices={mnode.host: [g]},
-                submitted=a - int(rng.integers(5, 300)),
-                start=a,
-                end=b,
-                state="Running" if b is None else "Succeeded",
-                util_mean=_util_for_kind(rng, "inference"),
-                util_profile="steady",
-                pod_name=name,
-                labels={"app": "mig-infer", "team": "serving"},
-                mig_instance=inst[0],
-                mig_profile=inst[1],
-            )
-            runs.append(r)
-            return r
-
         for g, insts in mnode.mig.items():
             for inst in insts:
                 if g == 0 and inst[0] == "3":
                     continue  # an instance nobody uses
                 a = t0 + int(rng.integers(1, 10)) * HOUR + int(rng.integers(0, 3600))
                 b = a + int(rng.integers(6, 30)) * HOUR + int(rng.integers(0, 3600))
-                mig_pod(f"mig-infer-{g}-{inst[0]}", g, inst, a, b if b < t1 else None)
+                end = b if b < t1 else None
+                pod(
+                    f"mig-infer-{g}-{inst[0]}",
+                    "inference",
+                    "serving",
+                    "inference",
+                    mnode.host,
+                    [g],
+                    a,
+                    end,
+                    "Running" if end is None else "Succeeded",
+                    labels={"app": "mig-infer", "team": "serving"},
+                    mig=inst,
+                    reserve=False,
+                )
 
         def shared_pod(name: str, g: int, a: int, b: int) -> Run:
-            uid = stable_uuid(seed, "pod", name, a)
-            r = Run(
-                scheduler="kubernetes",
-                cluster="gke-ml",
-                job_id=uid,
-                job_id_raw=uid,
-                attempt=1,
-                team="data",
-                user="system:serviceaccount",
-                account="data-eng",
-                queue="data-eng",
-                kind="batch",
-                name=name,
-                gpus_per_node=1,
-                nodes=[mnode.host],
-                gpu_indices={mnode.host: [g]},
-                submitted=a - int(rng.integers(5, 300)),
-                start=a,
-                end=min(b, t1 - 1),
-                state="Succeeded",
-                util_mean=_util_for_kind(rng, "batch"),
-                util_profile="steady",
-                pod_name=name,
+            return pod(
+                name,
+                "data-eng",
+                "data",
+                "batch",
+                mnode.host,
+                [g],
+                a,
+                min(b, t1 - 1),
+                "Succeeded",
                 labels={"app": "etl", "team": "data"},
+                reserve=False,
             )
-            runs.append(r)
-            return r
 
         shared_pod("etl-shared-a", 4, t0 + 2 * HOUR + 111, t0 + 20 * HOUR + 2222)
         shared_pod("etl-shared-b", 4, t0 + 10 * HOUR + 333, t0 + 30 * HOUR + 444)
