@@ -81,18 +81,19 @@ def landed_partitions(
     return [p for p in landed if p in wanted_days]
 
 
-def _run_days(context: AssetCheckExecutionContext) -> tuple[date, date] | None:
+def run_days(context: AssetCheckExecutionContext) -> tuple[date, date] | None:
+    """The run's partition range as days; None when the run is not partitioned."""
     op = context.op_execution_context
-    if not getattr(op, "has_partition_key_range", False):
-        return None
     try:
+        if not op.has_partition_key_range:
+            return None
         key_range = op.partition_key_range
-    except Exception:  # noqa: BLE001 - an unpartitioned run: check everything landed
+    except Exception:  # noqa: BLE001 - an unpartitioned run checks everything landed
         return None
     return date.fromisoformat(key_range.start), date.fromisoformat(key_range.end)
 
 
-def _md_list(items: Iterable[str], limit: int = 30) -> MetadataValue:
+def md_list(items: Iterable[str], limit: int = 30) -> MetadataValue:
     items = list(items)
     shown = items[:limit] + ([f"... {len(items) - limit} more"] if len(items) > limit else [])
     return MetadataValue.md("\n".join(f"- {i}" for i in shown) or "(none)")
@@ -115,7 +116,7 @@ def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
         from ingest.quality import validate_partition
 
         home = fleet.home_path
-        partitions = landed_partitions(home, table, name, kind, _run_days(context))
+        partitions = landed_partitions(home, table, name, kind, run_days(context))
         results = [validate_partition(home, table, name, p) for p in partitions]
         failed = [r for r in results if not r.passed]
         if not results:
@@ -133,10 +134,10 @@ def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
             severity=AssetCheckSeverity.ERROR,
             description=description,
             metadata={
-                "partitions": _md_list(p for p in partitions),
+                "partitions": md_list(p for p in partitions),
                 "rows": sum(r.rows for r in results),
                 "failed_partitions": len(failed),
-                "failures": _md_list(f"{r.partition}: {f}" for r in failed for f in r.failures),
+                "failures": md_list(f"{r.partition}: {f}" for r in failed for f in r.failures),
             },
         )
 
@@ -151,13 +152,13 @@ def totals_checks(source: Source, table: str) -> list[AssetChecksDefinition]:
         from ingest.quality import reconcile_totals
 
         home = fleet.home_path
-        partitions = landed_partitions(home, table, name, kind, _run_days(context))
+        partitions = landed_partitions(home, table, name, kind, run_days(context))
         return [reconcile_totals(home, table, name, p) for p in partitions]
 
     def metadata(results: list[Any]) -> dict[str, Any]:
         return {
-            "partitions": _md_list(r.partition for r in results),
-            "groups": _md_list(f"{r.partition}: {line}" for r in results for line in r.lines),
+            "partitions": md_list(r.partition for r in results),
+            "groups": md_list(f"{r.partition}: {line}" for r in results for line in r.lines),
         }
 
     @asset_check(

@@ -9,8 +9,6 @@ day; rows a reader could not use are already in quarantine and in `fct_quarantin
 
 import os
 from collections.abc import Iterable
-from datetime import date, timedelta
-from pathlib import Path
 from typing import Any
 
 from dagster import (
@@ -18,12 +16,12 @@ from dagster import (
     AssetCheckResult,
     AssetChecksDefinition,
     AssetCheckSeverity,
-    MetadataValue,
     asset_check,
 )
 
 from fleetledger.config import Config, Source
 from orchestration.ingest_assets import raw_asset_key, source_landing_table
+from orchestration.quality import landed_partitions, md_list, run_days
 from orchestration.resources import FleetResource
 
 CHECK_NAME = "landing_expectations"
@@ -47,42 +45,6 @@ def _suite_tables() -> tuple[str, ...]:
     return TABLES
 
 
-def day_partitions(
-    home: Path, table: str, source: str, days: tuple[date, date] | None
-) -> list[str]:
-    """The landed `date=` partitions of `source` in `table` within `days` (first, last), or
-    every landed one when `days` is None."""
-    folder = Path(home) / "raw" / table / source
-    if not folder.exists():
-        return []
-    landed = sorted(
-        p.name for p in folder.iterdir() if p.is_dir() and (p / "part-0.parquet").exists()
-    )
-    if days is None:
-        return landed
-    first, last = days
-    wanted = {f"date={first + timedelta(days=i)}" for i in range((last - first).days + 1)}
-    return [p for p in landed if p in wanted]
-
-
-def run_days(context: AssetCheckExecutionContext) -> tuple[date, date] | None:
-    """The run's partition range as days; None when the run is not partitioned."""
-    op = context.op_execution_context
-    try:
-        if not op.has_partition_key_range:
-            return None
-        key_range = op.partition_key_range
-    except Exception:  # noqa: BLE001 - an unpartitioned run checks everything landed
-        return None
-    return date.fromisoformat(key_range.start), date.fromisoformat(key_range.end)
-
-
-def _md(items: Iterable[str], limit: int = 30) -> MetadataValue:
-    items = list(items)
-    shown = items[:limit] + ([f"... {len(items) - limit} more"] if len(items) > limit else [])
-    return MetadataValue.md("\n".join(f"- {i}" for i in shown) or "(none)")
-
-
 def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
     name = source.name
 
@@ -100,7 +62,7 @@ def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
         from ingest.quality_telemetry import quarantine_counts, validate_landed
 
         home = fleet.home_path
-        partitions = day_partitions(home, table, name, run_days(context))
+        partitions = landed_partitions(home, table, name, source.kind, run_days(context))
         limit = max_days()
         validated = partitions[-limit:] if limit else partitions
         results = [validate_landed(home, table, name, p) for p in validated]
@@ -126,13 +88,13 @@ def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
         if quarantined:
             description += f"; {sum(quarantined.values())} rows quarantined"
         metadata: dict[str, Any] = {
-            "partitions": _md(partitions),
-            "validated_partitions": _md(validated),
+            "partitions": md_list(partitions),
+            "validated_partitions": md_list(validated),
             "rows": sum(r.rows for r in results),
             "failed_partitions": len(failed),
-            "failures": _md(f"{r.partition}: {f}" for r in failed for f in r.failures),
+            "failures": md_list(f"{r.partition}: {f}" for r in failed for f in r.failures),
             "quarantined_rows": sum(quarantined.values()),
-            "quarantine_reasons": _md(
+            "quarantine_reasons": md_list(
                 f"{n} × {reason}" for reason, n in sorted(quarantined.items(), key=lambda x: -x[1])
             ),
         }
