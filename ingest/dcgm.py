@@ -107,8 +107,9 @@ def _read_csv(data: bytes, file: str, **kw: Any) -> pl.DataFrame:
         raise
 
 
-def _lines(data: bytes) -> pl.DataFrame:
-    """Every line of the text, 1-based line numbers; blank lines are null."""
+def text_lines(data: bytes) -> pl.DataFrame:
+    """Every line of the text (plain or gzip bytes) as column `line`, with 1-based
+    `x_line_number`; blank lines are null. Shared by the text readers (DCGM, KSM, nvidia-smi)."""
     return _read_csv(
         data,
         "",
@@ -135,7 +136,7 @@ def _slow_path(
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Lines that missed the fast path, by the full regular expression: (good rows with a
     `key`, rejected lines as quarantine, every line of the file)."""
-    lines = _lines(data)
+    lines = text_lines(data)
     sl = slow.join(lines, on="x_line_number", how="left")
     # indented comments and whitespace-only lines are not samples
     sl = sl.filter(~pl.col("line").str.contains(r"^\s*(#.*)?$"))
@@ -272,7 +273,7 @@ def parse_text(
         )
     if good.select(pl.col("reject").is_not_null().any()).item():
         if lines is None:
-            lines = _lines(data)
+            lines = text_lines(data)
         bad_series = (
             good.filter(pl.col("reject").is_not_null())
             .join(lines, on="x_line_number", how="left")

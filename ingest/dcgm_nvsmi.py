@@ -26,6 +26,7 @@ from typing import Any
 import polars as pl
 
 from ingest.common import ReadResult, parse_utc, quarantine_from
+from ingest.dcgm import text_lines
 from ingest.dcgm_labels import TABLE, finish_rows, resolve_frame
 from ingest.errors import IngestError
 from ingest.landing import empty_frame, empty_quarantine
@@ -163,19 +164,7 @@ def parse_nvidia_smi(
 ) -> ReadResult:
     """Parse one nvidia-smi CSV log already in memory (plain or gzip)."""
     try:
-        lines = pl.read_csv(
-            data,
-            has_header=False,
-            separator="\x1f",
-            quote_char=None,
-            schema={"line": pl.String},
-            missing_columns="insert",
-            truncate_ragged_lines=True,
-            encoding="utf8-lossy",
-            raise_if_empty=False,
-            row_index_name="x_line_number",
-            row_index_offset=1,
-        )
+        lines = text_lines(data)
     except (OSError, pl.exceptions.PolarsError) as err:
         raise IngestError(f"cannot read nvidia-smi log: {err}", file=file) from None
     lines = lines.filter(pl.col("line").is_not_null() & (pl.col("line").str.strip_chars() != ""))

@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from ingest.common import ReadResult, quarantine_from
-from ingest.dcgm import _SLOW_LINE, _VALUE, _default_time, _lines, _unescape
+from ingest.dcgm import _SLOW_LINE, _VALUE, _default_time, _unescape, text_lines
 from ingest.errors import IngestError
 from ingest.landing import empty_quarantine, polars_schema
 
@@ -68,7 +68,7 @@ def parse_ksm(
     if not data or data.isspace():
         return empty
     try:
-        lines = _lines(data)
+        lines = text_lines(data)
     except (OSError, pl.exceptions.PolarsError) as err:
         raise IngestError(f"not readable text: {err}".splitlines()[0], file=file) from None
     lines = lines.filter(pl.col("line").str.starts_with(metric + "{"))
