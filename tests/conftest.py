@@ -9,6 +9,7 @@ Tests that change files copy these folders first.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import date, timedelta
 from pathlib import Path
@@ -16,6 +17,26 @@ from pathlib import Path
 import pytest
 
 from fleetledger.generator import generate
+
+_REPO = Path(__file__).resolve().parents[1]
+# the shared real sample files: FLEETLEDGER_SAMPLES, else shared/ inside or beside the checkout,
+# else the workplace's copy
+SAMPLE_DIRS = (
+    os.environ.get("FLEETLEDGER_SAMPLES"),
+    _REPO / "shared" / "samples",
+    _REPO.parent / "shared" / "samples",
+    "/work/shared/samples",
+)
+
+
+@pytest.fixture(scope="session")
+def samples() -> Path:
+    """shared/samples (origins in its SOURCES.md); the test is skipped where there is none."""
+    for c in SAMPLE_DIRS:
+        if c and Path(c).is_dir():
+            return Path(c)
+    pytest.skip("shared/samples is not available")
+
 
 FLEET_START = date(2026, 10, 2)
 FLEET_DAYS = 3

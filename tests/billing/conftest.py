@@ -15,8 +15,6 @@ from typing import Any
 
 import pytest
 
-_REPO = Path(__file__).resolve().parents[2]
-
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -71,15 +69,8 @@ def s3(moto_endpoint: str) -> Any:
 
 
 @pytest.fixture(scope="session")
-def aws_samples() -> Path:
+def aws_samples(samples: Path) -> Path:
     """shared/samples/aws-cur (the real CUR files the readers must handle)."""
-    candidates = [
-        os.environ.get("FLEETLEDGER_SAMPLES"),
-        _REPO / "shared" / "samples",
-        _REPO.parent / "shared" / "samples",
-        "/work/shared/samples",
-    ]
-    for c in candidates:
-        if c and (Path(c) / "aws-cur").is_dir():
-            return Path(c) / "aws-cur"
-    pytest.skip("shared/samples/aws-cur is not available")
+    if not (samples / "aws-cur").is_dir():
+        pytest.skip("shared/samples/aws-cur is not available")
+    return samples / "aws-cur"
