@@ -6,7 +6,6 @@ is computed from the files (pyarrow rows, the csv module)."""
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from datetime import date, datetime
 from pathlib import Path
@@ -28,13 +27,13 @@ from aws_cur_helpers import (
     s3_source,
     write_config,
 )
+from dbt_in_process import dbt_build
 from test_aws_cur_s3 import DAYS, LOCATION, fresh_bucket, generated, restate_october  # noqa: F401
 
 from fleetledger.config_tables import write_config_tables
 from fleetledger.generator.bill_files import EXPORT
 from ingest.registry import ingest_source
 
-REPO = Path(__file__).resolve().parents[2]
 SAMPLES = {
     "cur-focus": ("focus-converters-sample-anonymous-aws-cur-legacy.csv", "2023-11", "legacy"),
     "cur-koku-legacy": (
@@ -97,58 +96,15 @@ def eks_export(root: Path) -> list[dict[str, Any]]:
     return table.to_pylist()
 
 
-def _close_dbt_duckdb() -> None:
-    """dbt-duckdb keeps its database open in the process after a programmatic run; close it so
-    the test can open the warehouse read-only."""
-    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
-
-    with DuckDBConnectionManager._LOCK:
-        env = DuckDBConnectionManager._ENV
-        DuckDBConnectionManager._ENV = None
-    if env is not None:
-        env.close()
-
-
-def dbt_build(home: Path, start: str, end: str) -> None:
+def build_billing_marts(home: Path, start: str, end: str) -> None:
     """`dbt build` of the billing marts and everything they read (dbt's tests of those models
-    included) against `home`, in this process (dbt's programmatic runner)."""
-    from dbt.cli.main import dbtRunner
-
-    (home / "build").mkdir(exist_ok=True)
-    args = [
-        "build",
-        "--select",
+    included) against `home`, in this process."""
+    dbt_build(
+        home,
         "+fct_billing +fct_billing_restatements",
-        "--exclude",
-        "test_type:singular",
-        "--project-dir",
-        str(REPO / "dbt_project"),
-        "--profiles-dir",
-        str(REPO / "dbt_project"),
-        "--target-path",
-        str(home / "dbt_target"),
-        "--log-path",
-        str(home / "dbt_logs"),
-        "--vars",
-        json.dumps({"start_date": start, "end_date": end}),
-        "--quiet",
-    ]
-    old = os.environ.get("FLEETLEDGER_HOME")
-    os.environ["FLEETLEDGER_HOME"] = str(home)
-    try:
-        result = dbtRunner().invoke(args)
-    finally:
-        _close_dbt_duckdb()
-        if old is None:
-            os.environ.pop("FLEETLEDGER_HOME", None)
-        else:
-            os.environ["FLEETLEDGER_HOME"] = old
-    failed = [
-        f"{r.node.name}: {r.message}"
-        for r in (result.result or [])
-        if getattr(r, "status", None) not in ("success", "pass")
-    ]
-    assert result.success, f"dbt build failed: {result.exception or failed}"
+        exclude="test_type:singular",
+        dbt_vars={"start_date": start, "end_date": end},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +156,7 @@ def warehouse(
         rows[name] = csv_rows(aws_samples / file)
     ingest_source(cfg, cfg.source("eks-cur"), [date(2026, 11, 1)], home)
     write_config_tables(cfg, home)
-    dbt_build(home, "2026-10-30", "2026-11-01")
+    build_billing_marts(home, "2026-10-30", "2026-11-01")
     con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
     yield {
         "con": con,

@@ -4,13 +4,13 @@ samples (dbt's key tests of those models included)."""
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pyarrow.parquet as pq
+from dbt_in_process import dbt_build
 
 from fleetledger.config import Config, Source
 from ingest.kubernetes_ksm import parse_ksm
@@ -18,53 +18,12 @@ from ingest.kueue import parse_workloads
 from ingest.landing import land, land_quarantine, write_schema_files
 from ingest.registry import ingest_source
 
-REPO = Path(__file__).resolve().parents[2]
 DAY = date(2025, 3, 9)
 GPU09 = "power/cornell-biohpc-cbsugpu09-hourly-gpu-power-util-full.tsv"
 MODELS = (
     "stg_kueue__workloads stg_kubernetes__gpu_requests stg_power__node_gpu_hourly "
     "stg_slurm__jobs stg_quarantine__rows fct_quarantine"
 )
-
-
-def dbt_build(home: Path) -> None:
-    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
-    from dbt.cli.main import dbtRunner
-
-    (home / "build").mkdir(exist_ok=True)
-    args = [
-        "build",
-        "--select",
-        MODELS,
-        "--project-dir",
-        str(REPO / "dbt_project"),
-        "--profiles-dir",
-        str(REPO / "dbt_project"),
-        "--target-path",
-        str(home / "dbt_target"),
-        "--log-path",
-        str(home / "dbt_logs"),
-        "--quiet",
-    ]
-    old = os.environ.get("FLEETLEDGER_HOME")
-    os.environ["FLEETLEDGER_HOME"] = str(home)
-    try:
-        result = dbtRunner().invoke(args)
-    finally:
-        with DuckDBConnectionManager._LOCK:  # dbt-duckdb keeps the database open
-            env, DuckDBConnectionManager._ENV = DuckDBConnectionManager._ENV, None
-        if env is not None:
-            env.close()
-        if old is None:
-            os.environ.pop("FLEETLEDGER_HOME", None)
-        else:
-            os.environ["FLEETLEDGER_HOME"] = old
-    failed = [
-        f"{r.node.name}: {r.message}"
-        for r in (result.result or [])
-        if getattr(r, "status", None) not in ("success", "pass")
-    ]
-    assert result.success, f"dbt build failed: {result.exception or failed}"
 
 
 def test_staging_views_and_fct_quarantine(samples: Path, tmp_path: Path) -> None:
@@ -109,7 +68,7 @@ def test_staging_views_and_fct_quarantine(samples: Path, tmp_path: Path) -> None
     land_quarantine(home, "focus-main", "period=2025-03", q)
     land_quarantine(home, "ub.events", f"date={DAY}", q.with_columns(reason=pl.lit("bad line")))
 
-    dbt_build(home)
+    dbt_build(home, MODELS)
 
     # what the quarantine files hold, read with pyarrow
     expected: dict[tuple[str, str, str], int] = {}

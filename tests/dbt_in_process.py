@@ -1,0 +1,69 @@
+"""`dbt build` of a selection of the project against a FLEETLEDGER_HOME, in this process (dbt's
+programmatic runner), for tests that need a few models without the whole pipeline."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _close_dbt_duckdb() -> None:
+    """dbt-duckdb keeps its database open in the process after a programmatic run; close it so
+    the test can open the warehouse read-only."""
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    with DuckDBConnectionManager._LOCK:
+        env = DuckDBConnectionManager._ENV
+        DuckDBConnectionManager._ENV = None
+    if env is not None:
+        env.close()
+
+
+def dbt_build(
+    home: Path,
+    select: str,
+    *,
+    exclude: str | None = None,
+    dbt_vars: dict[str, Any] | None = None,
+) -> None:
+    """Build (and test) `select` into `home`/build/warehouse.duckdb; assert it succeeded, naming
+    the nodes that did not."""
+    from dbt.cli.main import dbtRunner
+
+    (home / "build").mkdir(parents=True, exist_ok=True)
+    args = ["build", "--select", select]
+    if exclude:
+        args += ["--exclude", exclude]
+    args += [
+        "--project-dir",
+        str(REPO / "dbt_project"),
+        "--profiles-dir",
+        str(REPO / "dbt_project"),
+        "--target-path",
+        str(home / "dbt_target"),
+        "--log-path",
+        str(home / "dbt_logs"),
+    ]
+    if dbt_vars:
+        args += ["--vars", json.dumps(dbt_vars)]
+    args.append("--quiet")
+    old = os.environ.get("FLEETLEDGER_HOME")
+    os.environ["FLEETLEDGER_HOME"] = str(home)
+    try:
+        result = dbtRunner().invoke(args)
+    finally:
+        _close_dbt_duckdb()
+        if old is None:
+            os.environ.pop("FLEETLEDGER_HOME", None)
+        else:
+            os.environ["FLEETLEDGER_HOME"] = old
+    failed = [
+        f"{r.node.name}: {r.message}"
+        for r in (result.result or [])
+        if getattr(r, "status", None) not in ("success", "pass")
+    ]
+    assert result.success, f"dbt build failed: {result.exception or failed}"
