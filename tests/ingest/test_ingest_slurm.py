@@ -6,6 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from slurm_sample_columns import HB_COLUMNS, LEGACY_COLUMNS
 
 from ingest.errors import IngestError
 from ingest.landing import polars_schema
@@ -18,19 +19,6 @@ from ingest.slurm import (
     parse_sacct,
     read_sacct,
 )
-
-HB_COLUMNS = (
-    "JobID,JobName,User,Partition,NodeList,NNodes,NCPUs,NTasks,State,Submit,Start,End,"
-    "Timelimit,Elapsed,TotalCPU,CPUTime,UserCPU,SystemCPU,ReqMem,MaxRSS,MaxVMSize,ReqTRES,"
-    "AllocTRES,TRESUsageInMax,TRESUsageInTot,TRESUsageOutTot,MaxDiskRead,MaxDiskWrite,"
-    "MaxRSSNode,MaxRSSTask,MaxVMSizeNode,MaxVMSizeTask,MaxDiskReadNode,MaxDiskReadTask,"
-    "MaxDiskWriteNode,MaxDiskWriteTask,Comment"
-).split(",")
-LEGACY_COLUMNS = (
-    "jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,"
-    "elapsed,exitcode,state,nnodes,ncpus,reqcpus,reqmem,reqgres,reqtres,alloctres,timelimit,"
-    "nodelist,jobname"
-).split(",")
 
 
 def epoch(dt: datetime | None) -> int | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from slurm_sample_columns import HB_COLUMNS, LEGACY_COLUMNS
 
 from ingest.errors import IngestError
 from ingest.slurm import (
@@ -23,19 +24,6 @@ from ingest.slurm import (
     parse_timelimit,
     read_sacct,
 )
-
-HB_COLUMNS = (
-    "JobID,JobName,User,Partition,NodeList,NNodes,NCPUs,NTasks,State,Submit,Start,End,"
-    "Timelimit,Elapsed,TotalCPU,CPUTime,UserCPU,SystemCPU,ReqMem,MaxRSS,MaxVMSize,ReqTRES,"
-    "AllocTRES,TRESUsageInMax,TRESUsageInTot,TRESUsageOutTot,MaxDiskRead,MaxDiskWrite,"
-    "MaxRSSNode,MaxRSSTask,MaxVMSizeNode,MaxVMSizeTask,MaxDiskReadNode,MaxDiskReadTask,"
-    "MaxDiskWriteNode,MaxDiskWriteTask,Comment"
-).split(",")
-LEGACY_COLUMNS = (
-    "jobid,jobidraw,cluster,partition,account,group,gid,user,uid,submit,eligible,start,end,"
-    "elapsed,exitcode,state,nnodes,ncpus,reqcpus,reqmem,reqgres,reqtres,alloctres,timelimit,"
-    "nodelist,jobname"
-).split(",")
 
 # file → (reader options, allocations, GPUs, GPU-seconds, rows quarantined)
 SAMPLES: dict[str, tuple[dict[str, Any], int, int, int, int]] = {
