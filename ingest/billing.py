@@ -19,8 +19,6 @@ and `unreadable_rows`; `ingest/quality.py` compares them with what landed.
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -30,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from fleetledger.config import Config, Source
-from ingest.common import ReadResult
+from ingest.common import ReadResult, expand
 from ingest.errors import IngestError
 from ingest.landing import empty_frame, land, land_quarantine, polars_schema
 
@@ -119,19 +117,6 @@ def billing_kind(kind: str) -> BillingKind:
             o.TOTAL_BASIS,
         )
     raise IngestError(f"kind {kind!r} is not a billing file kind")
-
-
-def expand(pattern: str) -> list[Path]:
-    """Files matching a path, directory (all files under it) or glob, sorted; hidden skipped."""
-    if os.path.isdir(pattern):
-        return sorted(
-            p
-            for p in Path(pattern).rglob("*")
-            if p.is_file() and not any(part.startswith(".") for part in p.parts)
-        )
-    if glob.has_magic(pattern):
-        return sorted(Path(p) for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
-    return [Path(pattern)] if os.path.isfile(pattern) else []
 
 
 def months_of(days: list[date]) -> list[str]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import glob
 import gzip
+import os
 import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -39,6 +41,19 @@ class ReadResult:
             warnings=[w for r in results for w in r.warnings],
             files=[f for r in results for f in r.files],
         )
+
+
+def expand(pattern: str) -> list[Path]:
+    """Files matching a path, directory (all files under it) or glob, sorted; hidden skipped."""
+    if os.path.isdir(pattern):
+        return sorted(
+            p
+            for p in Path(pattern).rglob("*")
+            if p.is_file() and not any(part.startswith(".") for part in p.parts)
+        )
+    if glob.has_magic(pattern):
+        return sorted(Path(p) for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
+    return [Path(pattern)] if os.path.isfile(pattern) else []
 
 
 def read_bytes(path: Path) -> bytes:

@@ -15,8 +15,6 @@ Partitioning (docs/landing.md, docs/generator-layout.md):
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -28,7 +26,7 @@ import polars as pl
 from fleetledger.config import Config, Source
 from ingest.billing import KIND_TABLES as BILLING_KIND_TABLES
 from ingest.billing import ingest_billing
-from ingest.common import ReadResult
+from ingest.common import ReadResult, expand
 from ingest.errors import IngestError
 from ingest.landing import (
     empty_frame,
@@ -126,19 +124,6 @@ def _reader(kind: str, source: Source) -> Callable[[Path, date | None], ReadResu
 
         return lambda p, d: read_gcp_billing_jsonl(p, source=name)
     raise IngestError(f"source {source.name}: kind {kind!r} is not supported yet")
-
-
-def _expand(pattern: str) -> list[Path]:
-    """Files matching a path, directory (all files under it) or glob, sorted."""
-    if os.path.isdir(pattern):
-        return sorted(
-            p
-            for p in Path(pattern).rglob("*")
-            if p.is_file() and not any(part.startswith(".") for part in p.parts)
-        )
-    if glob.has_magic(pattern):
-        return sorted(Path(p) for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
-    return [Path(pattern)] if os.path.isfile(pattern) else []
 
 
 def _day_expr(kind: str, table: str | None = None) -> pl.Expr:
@@ -349,7 +334,7 @@ def _ingest_daily(
     reader = _reader(kind, source)
     for day in days:
         pattern = location.replace(DATE_PLACEHOLDER, day.isoformat())
-        files = _expand(pattern)
+        files = expand(pattern)
         partition = f"date={day.isoformat()}"
         if not files:
             report.warnings.append(f"no files for {day} ({pattern}): landed an empty partition")
@@ -417,7 +402,7 @@ def _ingest_whole(
     report: IngestReport,
 ) -> None:
     reader = _reader(kind, source)
-    files = _expand(location)
+    files = expand(location)
     if not files:
         report.warnings.append(f"no files match {location}")
     combined = _collect(reader, files, None, table, report)
@@ -522,7 +507,7 @@ def _ingest_node_events(
         raise IngestError(
             f"source {source.name}: remote event locations are not supported yet: {location}"
         )
-    files = _expand(location)
+    files = expand(location)
     if not files:
         report.warnings.append(f"no node event files match {location}")
     opts = dict(source.options)
@@ -595,7 +580,7 @@ def _ingest_run_logs(
             f"(no {DATE_PLACEHOLDER}, no URL): {location}"
         )
     opts = RunLogOptions.parse(dict(source.options), source.name)
-    files = _expand(location)
+    files = expand(location)
     if not files:
         report.warnings.append(f"no files match {location}")
     result = ReadResult.concat(
