@@ -8,6 +8,7 @@ import os
 import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,18 @@ def expand(pattern: str) -> list[Path]:
     if glob.has_magic(pattern):
         return sorted(Path(p) for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
     return [Path(pattern)] if os.path.isfile(pattern) else []
+
+
+def decimal_or_none(value: Any) -> Decimal | None:
+    """A money amount as written (`Decimal` of its text, for exact hand totals); None when it
+    is missing, not a number, or not finite."""
+    if value is None:
+        return None
+    try:
+        d = Decimal(str(value).strip())
+    except InvalidOperation:
+        return None
+    return d if d.is_finite() else None
 
 
 def read_bytes(path: Path) -> bytes:

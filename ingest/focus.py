@@ -39,14 +39,13 @@ import json
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from ingest.billing_tables import FOCUS_COLUMNS
-from ingest.common import ReadResult, parse_utc, quarantine_from, read_bytes
+from ingest.common import ReadResult, decimal_or_none, parse_utc, quarantine_from, read_bytes
 from ingest.errors import IngestError
 from ingest.landing import empty_quarantine, polars_schema
 
@@ -534,16 +533,6 @@ LEDGER_SCHEMA = {
 }
 
 
-def _dec(value: Any) -> Decimal | None:
-    if value is None:
-        return None
-    try:
-        d = Decimal(str(value).strip())
-    except InvalidOperation:
-        return None
-    return d if d.is_finite() else None
-
-
 def _time(value: Any) -> datetime | None:
     if value is None:
         return None
@@ -605,7 +594,7 @@ def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.D
             v = row.get(cols[name]) if name in cols else None
             return None if v is None or str(v) in nulls or str(v).strip() == "" else v
 
-        cost = _dec(get("BilledCost"))
+        cost = decimal_or_none(get("BilledCost"))
         currency = get("BillingCurrency")
         entries.append(
             (

@@ -41,6 +41,7 @@ import polars as pl
 from ingest.common import ReadResult
 from ingest.errors import IngestError
 from ingest.gcp_billing import LEDGER_SCHEMA, TABLE, Record, rows_to_result
+from ingest.google_auth import google_credentials
 
 OPTIONS = (
     "project",
@@ -132,21 +133,9 @@ def make_client(table: str, options: dict[str, Any]) -> Any:
 
     project = str(options.get("project") or table.split(".")[0])
     kwargs: dict[str, Any] = {"project": project}
-    if options.get("anonymous"):
-        from google.auth.credentials import AnonymousCredentials
-
-        kwargs["credentials"] = AnonymousCredentials()
-    elif options.get("credentials_file"):
-        from google.oauth2 import service_account
-
-        try:
-            kwargs["credentials"] = service_account.Credentials.from_service_account_file(
-                str(options["credentials_file"])
-            )
-        except (OSError, ValueError) as err:
-            raise IngestError(
-                f"cannot read the service-account key: {err}", file=options["credentials_file"]
-            ) from None
+    credentials = google_credentials(options)
+    if credentials is not None:
+        kwargs["credentials"] = credentials
     if options.get("api_endpoint"):
         kwargs["client_options"] = {"api_endpoint": str(options["api_endpoint"])}
     if options.get("location"):

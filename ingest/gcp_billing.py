@@ -33,13 +33,13 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from ingest.common import ReadResult, parse_utc, quarantine_frame, read_bytes
+from ingest.common import ReadResult, decimal_or_none, parse_utc, quarantine_frame, read_bytes
 from ingest.errors import IngestError
 from ingest.landing import polars_schema
 
@@ -437,24 +437,14 @@ _AMOUNT = re.compile(r"""["']amount["']\s*:\s*(-?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)
 _AMOUNT_KEY = re.compile(r"""["']amount["']\s*:""")
 
 
-def _dec(value: Any) -> Decimal | None:
-    if value is None or value == "":
-        return None
-    try:
-        d = Decimal(str(value).strip())
-    except InvalidOperation:
-        return None
-    return d if d.is_finite() else None
-
-
 def _period(month: Any) -> str | None:
     m = _MONTH.match(str(month).strip()) if month is not None else None
     return f"{m.group(1)}-{m.group(2)}" if m else None
 
 
 def _ledger_entry(cost: Any, credit_amounts: list[Any] | None, month: Any) -> tuple:
-    c = _dec(cost)
-    credits = [_dec(a) for a in (credit_amounts or [])]
+    c = decimal_or_none(cost)
+    credits = [decimal_or_none(a) for a in (credit_amounts or [])]
     amount = None if c is None or any(a is None for a in credits) else c + sum(credits, Decimal(0))
     return _period(month), (float(amount) if amount is not None else None)
 

@@ -32,6 +32,7 @@ import polars as pl
 
 from fleetledger.config import Source
 from ingest.errors import IngestError
+from ingest.google_auth import google_credentials
 from ingest.landing import land, partition_dir, polars_schema
 
 if TYPE_CHECKING:
@@ -85,21 +86,9 @@ def make_client(endpoint: str, options: dict[str, Any]) -> Any:
     from google.cloud import billing_v1
 
     kwargs: dict[str, Any] = {"transport": "rest"}
-    if options.get("anonymous"):
-        from google.auth.credentials import AnonymousCredentials
-
-        kwargs["credentials"] = AnonymousCredentials()
-    elif options.get("credentials_file"):
-        from google.oauth2 import service_account
-
-        try:
-            kwargs["credentials"] = service_account.Credentials.from_service_account_file(
-                str(options["credentials_file"])
-            )
-        except (OSError, ValueError) as err:
-            raise IngestError(
-                f"cannot read the service-account key: {err}", file=options["credentials_file"]
-            ) from None
+    credentials = google_credentials(options)
+    if credentials is not None:
+        kwargs["credentials"] = credentials
     if endpoint:
         kwargs["client_options"] = {"api_endpoint": endpoint.rstrip("/")}
     return billing_v1.CloudCatalogClient(**kwargs)
