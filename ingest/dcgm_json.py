@@ -26,7 +26,7 @@ import duckdb
 import polars as pl
 
 from ingest.common import ReadResult, quarantine_from, read_bytes
-from ingest.dcgm_labels import TABLE, finish_rows, is_sentinel, resolve_series
+from ingest.dcgm_labels import TABLE, finish_rows, is_sentinel, json_label_pairs, resolve_series
 from ingest.errors import IngestError
 from ingest.landing import empty_frame, empty_quarantine
 
@@ -113,26 +113,6 @@ def samples_frame(text: str, file: str) -> pl.DataFrame:
     )
 
 
-def _label_pairs(series: pl.DataFrame) -> pl.DataFrame:
-    """(sid, k, v) of every series' labels (`metric_json`)."""
-    decoded = pl.DataFrame(
-        {
-            "sid": series["sid"],
-            "d": series["metric_json"].str.json_decode(infer_schema_length=None),
-        }
-    )
-    dtype = decoded.schema["d"]
-    if not isinstance(dtype, pl.Struct) or not dtype.fields:
-        return pl.DataFrame(schema={"sid": pl.UInt32, "k": pl.String, "v": pl.String})
-    wide = decoded.unnest("d")
-    cols = [c for c in wide.columns if c != "sid"]
-    return (
-        wide.with_columns(pl.col(cols).cast(pl.String))
-        .unpivot(cols, index="sid", variable_name="k", value_name="v")
-        .drop_nulls("v")
-    )
-
-
 def parse_prometheus_json(
     data: bytes | str,
     *,
@@ -150,7 +130,7 @@ def parse_prometheus_json(
     if pts.height == 0:
         return ReadResult(empty_frame(TABLE), empty_quarantine(), files=[file])
     series = pts.select("sid", "metric_json").unique("sid", keep="first").sort("sid")
-    pairs = _label_pairs(series)
+    pairs = json_label_pairs(series, "metric_json")
     names = pairs.filter(pl.col("k") == "__name__").select("sid", metric="v")
     resolved = resolve_series(
         series.select("sid").join(names, on="sid", how="left").with_columns(ok=pl.lit(True)),

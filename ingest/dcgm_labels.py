@@ -203,8 +203,9 @@ def finish_rows(df: pl.DataFrame, *, source: str, file: str | pl.Expr) -> pl.Dat
     ).cast(dict(schema))  # type: ignore[arg-type]
 
 
-def _json_pairs(series: pl.DataFrame, col: str) -> pl.DataFrame:
-    """(sid, k, v) from a column of JSON object strings (a long export's `labels`)."""
+def json_label_pairs(series: pl.DataFrame, col: str) -> pl.DataFrame:
+    """(sid, k, v) from a column of JSON object strings (a long export's `labels`, the
+    Prometheus API's `metric` objects)."""
     js = series.select("sid", col).drop_nulls(col).filter(pl.col(col).str.strip_chars() != "")
     empty = pl.DataFrame(schema={"sid": pl.UInt32, "k": pl.String, "v": pl.String})
     if js.height == 0:
@@ -246,7 +247,7 @@ def resolve_frame(
     ]
     if labels_json:
         # a label in its own column wins over the same key inside the JSON object
-        pairs.append(_json_pairs(series, labels_json))
+        pairs.append(json_label_pairs(series, labels_json))
     resolved = resolve_series(
         series.select("sid", "metric", ok=pl.lit(True)),
         pl.concat(pairs, how="vertical_relaxed"),
