@@ -112,6 +112,11 @@ UtilizationSignal = Literal["auto", "gr_engine_active", "sm_active", "gpu_util"]
 class SiteSettings(_Strict):
     idle_threshold: float | None = Field(default=None, ge=0, le=1)
     utilization_signal: UtilizationSignal | None = None
+    # power meters (docs/metrics.md, "PUE"): the `it` meters whose sum is the site's IT energy
+    # (e.g. the UPS output), or the hierarchy child -> parent (a PDU under its UPS); a child is
+    # never added to its parent
+    it_meters: list[str] | None = None
+    meter_parents: dict[str, str] = Field(default_factory=dict)
 
 
 class HealthSettings(_Strict):
@@ -137,7 +142,10 @@ class Config(_Strict):
     kind_rules: list[KindRule] = Field(default_factory=list)
     idle_threshold: float = Field(default=0.05, ge=0, le=1)
     utilization_signal: UtilizationSignal = "auto"
-    stale_after_seconds: int = Field(default=120, gt=0)
+    # how long a DCGM sample stays valid; unset: 2 x each series' median sample interval
+    stale_after_seconds: int | None = Field(default=None, gt=0)
+    # how long a power reading covers at most; unset: 2 x each meter's median interval
+    meter_stale_after_seconds: int | None = Field(default=None, gt=0)
     sites: dict[str, SiteSettings] = Field(default_factory=dict)
     health: HealthSettings = Field(default_factory=HealthSettings)
     currency_rates: dict[str, float] = Field(default_factory=dict)

@@ -10,6 +10,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import polars as pl
@@ -22,6 +24,7 @@ TABLES = (
     "config_teams",
     "config_rate_cards",
     "config_settings",
+    "config_meters",
     "config_kind_rules",
     "config_currency_rates",
     "config_budgets",
@@ -38,7 +41,9 @@ def _write(home: Path, table: str, df: pl.DataFrame) -> None:
     os.replace(tmp, dest)
 
 
-def _site_settings(cfg: Config, site: str) -> tuple[str, float, str, int, str]:
+def _site_settings(
+    cfg: Config, site: str
+) -> tuple[str, float, str, int | None, int | None, str]:
     """One `config_settings` row: the site's overrides, else the top-level values."""
     own = cfg.sites.get(site)
     threshold = own.idle_threshold if own and own.idle_threshold is not None else None
@@ -48,6 +53,7 @@ def _site_settings(cfg: Config, site: str) -> tuple[str, float, str, int, str]:
         cfg.idle_threshold if threshold is None else threshold,
         signal or cfg.utilization_signal,
         cfg.stale_after_seconds,
+        cfg.meter_stale_after_seconds,
         cfg.reporting_currency,
     )
 
@@ -131,7 +137,23 @@ def config_frames(cfg: Config) -> dict[str, pl.DataFrame]:
             "idle_threshold": pl.Float64,
             "utilization_signal": pl.Utf8,
             "stale_after_seconds": pl.Int64,
+            "meter_stale_after_seconds": pl.Int64,
             "reporting_currency": pl.Utf8,
+        },
+        orient="row",
+    )
+    meters = pl.DataFrame(
+        [(site, m, None, True) for site, ss in cfg.sites.items() for m in ss.it_meters or []]
+        + [
+            (site, child, parent, None)
+            for site, ss in cfg.sites.items()
+            for child, parent in ss.meter_parents.items()
+        ],
+        schema={
+            "site": pl.Utf8,
+            "meter": pl.Utf8,
+            "parent_meter": pl.Utf8,
+            "it_total": pl.Boolean,
         },
         orient="row",
     )
@@ -164,6 +186,7 @@ def config_frames(cfg: Config) -> dict[str, pl.DataFrame]:
         "config_teams": teams,
         "config_rate_cards": rate_cards,
         "config_settings": settings,
+        "config_meters": meters,
         "config_kind_rules": kind_rules,
         "config_currency_rates": currency_rates,
         "config_budgets": budgets,
@@ -173,3 +196,32 @@ def config_frames(cfg: Config) -> dict[str, pl.DataFrame]:
 def write_config_tables(cfg: Config, home: Path) -> None:
     for table, df in config_frames(cfg).items():
         _write(Path(home), table, df)
+
+
+def record_accounted_days(home: Path, days: Iterable[date]) -> list[Path]:
+    """Record `days` as accounted (DESIGN.md, "From samples to seconds"): one partition each
+    under `raw/accounted_days/pipeline/date=YYYY-MM-DD/`, replaced whole, so recording a day
+    again never duplicates it. The hour spine of every day mart is the union of these days."""
+    from ingest.landing import land
+
+    now = datetime.now(UTC)
+    written = []
+    for day in sorted(set(days)):
+        df = pl.DataFrame(
+            {
+                "day": [day],
+                "recorded_at": [now],
+                "x_source": ["pipeline"],
+                "x_source_file": ["fleetledger run"],
+                "x_line_number": [None],
+            },
+            schema={
+                "day": pl.Date,
+                "recorded_at": pl.Datetime("us", "UTC"),
+                "x_source": pl.Utf8,
+                "x_source_file": pl.Utf8,
+                "x_line_number": pl.Int64,
+            },
+        )
+        written.append(land(Path(home), "accounted_days", "pipeline", f"date={day}", df))
+    return written

@@ -302,6 +302,11 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("checkpoint_at", TS),
         ("message", STR),
     ],
+    # the days `fleetledger run` was asked for: the hour spine (fleetledger/config_tables.py)
+    "accounted_days": [
+        ("day", pa.date32()),
+        ("recorded_at", TS),
+    ],
     QUARANTINE_TABLE: [
         ("reason", STR),
         ("raw", STR),
@@ -322,6 +327,8 @@ FIXED_TABLES = (
 FIXED_TABLES += ("kueue_workloads", "k8s_gpu_requests", "node_gpu_power_hourly")
 #: checkpoint markers of job log files (ingest/run_logs.py)
 FIXED_TABLES += ("run_log_checkpoints",)
+#: the accounted days, recorded by the pipeline
+FIXED_TABLES += ("accounted_days",)
 #: tables whose columns are the source's own (only lineage is fixed)
 OPEN_TABLES = ("aws_cur_lines",)
 #: FOCUS / Azure / OCI lines, Cloud Catalog prices, source totals (ingest/billing_tables.py)

@@ -1,5 +1,7 @@
 """The config as landing tables (inventory, teams, rate cards, settings) for dbt."""
 
+from datetime import date
+
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, asset
 
 from fleetledger.config import Config
@@ -25,10 +27,13 @@ def config_assets(cfg: Config | None) -> list[AssetsDefinition]:
         "`raw/config_*` Parquet tables for dbt.",
     )
     def config_tables(context: AssetExecutionContext, fleet: FleetResource) -> MaterializeResult:
-        from fleetledger.config_tables import write_config_tables
+        from fleetledger.config_tables import record_accounted_days, write_config_tables
 
         cfg = fleet.load_config()
         write_config_tables(cfg, fleet.home_path)
+        key_range = context.partition_key_range
+        days = DAILY.get_partition_keys_in_range(key_range)
+        record_accounted_days(fleet.home_path, [date.fromisoformat(d) for d in days])
         return MaterializeResult(
             metadata={
                 "sources": len(cfg.sources),
@@ -36,6 +41,7 @@ def config_assets(cfg: Config | None) -> list[AssetsDefinition]:
                 "teams": len(cfg.teams),
                 "rate_cards": len(cfg.rate_cards),
                 "budgets": len(cfg.budgets),
+                "accounted_days": len(days),
             }
         )
 

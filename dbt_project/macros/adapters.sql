@@ -61,3 +61,9 @@
 {% macro duckdb__regex_extract(value, pattern) -%}nullif(regexp_extract({{ value }}, {{ pattern }}, 1), ''){%- endmacro %}
 {% macro spark__regex_extract(value, pattern) -%}nullif(regexp_extract({{ value }}, {{ pattern }}, 1), ''){%- endmacro %}
 {% macro default__regex_extract(value, pattern) -%}substring({{ value }} from {{ pattern }}){%- endmacro %}
+
+{#- the median of a column, as an aggregate -#}
+{% macro median_of(expr) -%}{{ return(adapter.dispatch('median_of')(expr)) }}{%- endmacro %}
+{% macro duckdb__median_of(expr) -%}median({{ expr }}){%- endmacro %}
+{% macro spark__median_of(expr) -%}percentile({{ expr }}, 0.5){%- endmacro %}
+{% macro default__median_of(expr) -%}percentile_cont(0.5) within group (order by {{ expr }}){%- endmacro %}

@@ -35,7 +35,6 @@ def _config(fleet: Fleet) -> dict:
     return {
         "reporting_currency": "USD",
         "idle_threshold": IDLE_THRESHOLD,
-        "stale_after_seconds": 2 * fleet.scrape_interval,
         "sources": [
             {"name": "aws-cur", "kind": "aws_cur", "location": "sources/aws/cur/fleet-cur"},
             {
@@ -217,12 +216,14 @@ def generate(
             shape = dcgm_shapes.shape_of(dcgm_format, node.provider)
             path = dcgm_shapes.node_day_path(src, node, day, shape)
             scrape_lines += dcgm_shapes.write_node_day_shape(fleet, node, series, a, path, shape)
+        weighted = []
         for s in series:
             if s.mig_device:  # the slices no MIG instance uses
                 used = sum(F.mig_fraction(p) for _, p in node.mig.get(s.gpu, []))
-                truth.add_gpu(s, max(0.0, 1.0 - used))
+                weighted.append((s, max(0.0, 1.0 - used)))
             else:
-                truth.add_gpu(s, s.fraction)
+                weighted.append((s, s.fraction))
+        truth.add_node(node.host, weighted)
         if node.provider == "onprem":
             onprem_series[node.host] = series
     if progress:
@@ -257,7 +258,6 @@ def generate(
         "start": start.isoformat(),
         "days": days,
         "scrape_interval_seconds": scrape_interval_s,
-        "stale_after_seconds": 2 * scrape_interval_s,
         "idle_threshold": IDLE_THRESHOLD,
         "hpc_job_labels": hpc_job_labels,
         "dcgm_format": dcgm_format,

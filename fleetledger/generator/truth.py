@@ -59,9 +59,9 @@ class Truth:
             if r.run_id in last_checkpoint_us
         }
 
-    def add_gpu(self, s: GpuSeries, fraction: float = 1.0) -> None:
-        """Add one series: a whole GPU, a MIG instance (its slice fraction of the GPU) or the
-        device series of a MIG GPU (the fraction no instance uses; never held)."""
+    def coverage(self, s: GpuSeries) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per second of the window: covered by a sample of `s`, covered by a fatal-XID sample,
+        and the index of the covering (last) sample."""
         f = self.fleet
         secs_n = f.days * DAY
         T = s.times - f.t0
@@ -73,8 +73,52 @@ class Truth:
         valid = idx >= 0
         idx_c = np.where(valid, idx, 0)
         covered = valid & (sec < end[idx_c])
+        return covered, covered & fatal[idx_c], idx_c
+
+    def node_event_seconds(self, host: str) -> np.ndarray:
+        """Seconds of the window during which a scheduler node event marks `host` down (the
+        generator's outages, exported as `sacctmgr show event` DOWN events of Slurm nodes)."""
+        f = self.fleet
+        secs_n = f.days * DAY
+        mask = np.zeros(secs_n, dtype=bool)
+        slurm_clusters = {r.cluster for r in f.runs if r.scheduler == "slurm"}
+        if f.node(host).cluster not in slurm_clusters:
+            return mask
+        for o in f.outages:
+            if o.host == host and o.start < f.t1:
+                mask[max(o.start - f.t0, 0) : min(o.end - f.t0, secs_n)] = True
+        return mask
+
+    def add_node(self, host: str, series: list[tuple[GpuSeries, float]]) -> None:
+        """Add every series of one node. An unheld second no sample of a series covers is
+        `down` only with a failure signal (DESIGN.md): a node event marking the node down, or
+        another series of the node covering it with a non-fatal sample (the GPU fell off the
+        bus); otherwise `unallocated` and unobserved (the node was not observed)."""
+        cov = [self.coverage(s) for s, _ in series]
+        reporting = [c & ~fat for c, fat, _ in cov]
+        count = np.sum(reporting, axis=0) if reporting else None
+        events = self.node_event_seconds(host)
+        for (s, fraction), (covered, is_fatal, idx_c), own in zip(series, cov, reporting):
+            others = (count - own) > 0 if count is not None else np.zeros_like(covered)
+            self.add_gpu(s, fraction, (covered, is_fatal, idx_c), events | others)
+
+    def add_gpu(
+        self,
+        s: GpuSeries,
+        fraction: float = 1.0,
+        cov: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        signal: np.ndarray | None = None,
+    ) -> None:
+        """Add one series: a whole GPU, a MIG instance (its slice fraction of the GPU) or the
+        device series of a MIG GPU (the fraction no instance uses; never held). `signal`: the
+        seconds the GPU has a failure signal (add_node); none when not given."""
+        f = self.fleet
+        secs_n = f.days * DAY
+        covered, is_fatal, idx_c = cov if cov is not None else self.coverage(s)
+        if signal is None:
+            signal = np.zeros(secs_n, dtype=bool)
+        sec = np.arange(secs_n, dtype=np.int64)
         util = s.util_signal[idx_c]
-        is_fatal = covered & fatal[idx_c]
         # who holds the unit each second; time-sliced GPUs may have two holders at once
         h1 = np.full(secs_n, -1, dtype=np.int32)
         h2 = np.full(secs_n, -1, dtype=np.int32)
@@ -96,14 +140,15 @@ class Truth:
         held = (h1 >= 0) | (h2 >= 0)
         n_holders = (h1 >= 0).astype(np.int8) + (h2 >= 0).astype(np.int8)
         state = np.empty(secs_n, dtype=np.int8)
-        state[:] = 3  # down: uncovered and not held
+        # uncovered and not held: down with a failure signal, else unallocated (unobserved)
+        state[:] = np.where(signal, 3, 2)
         busy_util = np.where(np.isnan(util), True, util >= self.thr)
         state[covered & held & busy_util] = 0
         state[covered & held & ~busy_util] = 1
         state[covered & ~held] = 2
         state[~covered & held] = 0
         state[is_fatal] = 3
-        unobserved = ~covered & held & ~is_fatal
+        unobserved = (~covered & held & ~is_fatal) | (~covered & ~held & ~signal)
         hours = sec // HOUR
         per = self.gpu_hours.setdefault(
             s.uuid,

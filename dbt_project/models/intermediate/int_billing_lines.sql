@@ -76,7 +76,10 @@ final as (
     left join aws_split
         on aws_split.x_line_key = unioned.x_line_key
     left join inventory
-        on inventory.resource_id = coalesce(aws_split.split_parent_resource_id, unioned.resource_id)
+        -- a node's billed resource is its resource_id, else its host name (an on-prem node's
+        -- rate-card lines name the host)
+        on coalesce(inventory.resource_id, inventory.host)
+            = coalesce(aws_split.split_parent_resource_id, unioned.resource_id)
 
 )
 

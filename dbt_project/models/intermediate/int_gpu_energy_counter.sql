@@ -17,7 +17,7 @@ samples as (
         coalesce(mig_instance, '') as mig_instance,
         {{ to_epoch('sampled_at') }} as t,
         max(value) as counter_mj
-    from {{ ref('stg_dcgm__samples') }}
+    from {{ ref('int_dcgm_samples') }}
     where metric = 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION'
     group by 1, 2, 3, 4, 5
 

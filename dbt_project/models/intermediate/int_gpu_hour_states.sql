@@ -1,8 +1,12 @@
 -- Seconds of each GPU-hour by state (they sum to 3600), with its cost per second.
 -- Per GPU unit (whole GPU or MIG instance) and hour:
---   busy / allocated_idle: what runs held (int_run_gpu_hours);
---   down: fatal-XID coverage, plus seconds neither a sample covers nor a run holds;
---   unallocated: the remaining covered seconds.
+--   busy / allocated_idle: what runs held (int_run_gpu_hours; held seconds no sample covers
+--     count busy and unobserved);
+--   down: fatal-XID coverage, plus seconds neither a sample covers nor a run holds while the GPU
+--     has a failure signal (int_gpu_hour_gaps: a node event, or other GPUs of the node
+--     reporting);
+--   unallocated: the remaining covered seconds, plus unheld seconds no sample covers and no
+--     failure signal explains (the node was not observed: also unobserved, and a telemetry gap).
 -- then summed over the GPU's units weighted by their fraction of the GPU.
 with
 
@@ -30,6 +34,12 @@ telemetry as (
 
 ),
 
+gaps as (
+
+    select * from {{ ref('int_gpu_hour_gaps') }}
+
+),
+
 held as (
 
     select
@@ -45,7 +55,7 @@ held as (
 
 ),
 
-unit_hours as (
+unit_inputs as (
 
     select
         units.gpu_uuid,
@@ -55,12 +65,14 @@ unit_hours as (
         hours.hour_epoch,
         coalesce(held.busy_seconds, 0) as busy_seconds,
         coalesce(held.allocated_idle_seconds, 0) as allocated_idle_seconds,
-        coalesce(telemetry.covered_seconds, 0) - coalesce(telemetry.fatal_seconds, 0)
-            - coalesce(held.held_covered_ok_seconds, 0) as unallocated_seconds,
-        coalesce(telemetry.fatal_seconds, 0)
-            + 3600 - coalesce(telemetry.covered_seconds, 0)
-            - coalesce(held.unobserved_seconds, 0) as down_seconds,
-        coalesce(held.unobserved_seconds, 0) as unobserved_seconds
+        coalesce(held.held_covered_ok_seconds, 0) as held_covered_ok_seconds,
+        coalesce(held.unobserved_seconds, 0) as held_unobserved_seconds,
+        coalesce(telemetry.covered_seconds, 0) as covered_seconds,
+        coalesce(telemetry.fatal_seconds, 0) as fatal_seconds,
+        -- seconds no sample covers and no run holds
+        3600 - coalesce(telemetry.covered_seconds, 0) - coalesce(held.unobserved_seconds, 0)
+            as unheld_uncovered_seconds,
+        coalesce(gaps.unheld_signalled_seconds, 0) as unheld_signalled_seconds
     from units
     cross join hours
     left join telemetry
@@ -71,6 +83,32 @@ unit_hours as (
         on held.gpu_uuid = units.gpu_uuid
         and held.mig_instance = units.mig_instance
         and held.hour_epoch = hours.hour_epoch
+    left join gaps
+        on gaps.gpu_uuid = units.gpu_uuid
+        and gaps.mig_instance = units.mig_instance
+        and gaps.hour_epoch = hours.hour_epoch
+
+),
+
+unit_hours as (
+
+    select
+        gpu_uuid,
+        mig_instance,
+        unit_fraction,
+        day_epoch,
+        hour_epoch,
+        busy_seconds,
+        allocated_idle_seconds,
+        covered_seconds - fatal_seconds - held_covered_ok_seconds
+            + unheld_uncovered_seconds - least(unheld_signalled_seconds, unheld_uncovered_seconds)
+            as unallocated_seconds,
+        fatal_seconds + least(unheld_signalled_seconds, unheld_uncovered_seconds) as down_seconds,
+        held_unobserved_seconds + unheld_uncovered_seconds
+            - least(unheld_signalled_seconds, unheld_uncovered_seconds) as unobserved_seconds,
+        unheld_uncovered_seconds - least(unheld_signalled_seconds, unheld_uncovered_seconds)
+            as telemetry_gap_seconds
+    from unit_inputs
 
 ),
 
@@ -84,7 +122,8 @@ gpu_hours as (
         sum(allocated_idle_seconds * unit_fraction) as allocated_idle_seconds,
         sum(unallocated_seconds * unit_fraction) as unallocated_seconds,
         sum(down_seconds * unit_fraction) as down_seconds,
-        sum(unobserved_seconds * unit_fraction) as unobserved_seconds
+        sum(unobserved_seconds * unit_fraction) as unobserved_seconds,
+        sum(telemetry_gap_seconds * unit_fraction) as telemetry_gap_seconds
     from unit_hours
     group by gpu_uuid, day_epoch, hour_epoch
 
@@ -93,14 +132,24 @@ gpu_hours as (
 device_telemetry as (
 
     select
-        gpu_uuid,
-        hour_epoch,
-        sum(energy_wh) as energy_wh,
-        max(case when mig_instance = '' then mean_utilization end) as device_utilization,
-        sum(case when mig_instance <> '' then mean_utilization end) as mig_utilization,
-        max(max_memory_used_mib) as max_memory_used_mib
+        telemetry.gpu_uuid,
+        telemetry.hour_epoch,
+        sum(telemetry.energy_wh) as energy_wh,
+        max(case when telemetry.mig_instance = '' then telemetry.mean_utilization end)
+            as device_utilization,
+        -- a MIG GPU: its instances' utilisation weighted by their slice fraction (slices no
+        -- instance uses add nothing), so 0 <= value <= 1
+        sum(
+            case
+                when telemetry.mig_instance <> ''
+                    then telemetry.mean_utilization * units.unit_fraction
+            end
+        ) as mig_utilization,
+        max(telemetry.max_memory_used_mib) as max_memory_used_mib
     from telemetry
-    group by gpu_uuid, hour_epoch
+    left join units
+        on units.gpu_uuid = telemetry.gpu_uuid and units.mig_instance = telemetry.mig_instance
+    group by telemetry.gpu_uuid, telemetry.hour_epoch
 
 ),
 
@@ -125,6 +174,7 @@ final as (
         gpu_hours.unallocated_seconds,
         gpu_hours.down_seconds,
         gpu_hours.unobserved_seconds,
+        gpu_hours.telemetry_gap_seconds,
         coalesce(device_telemetry.device_utilization, device_telemetry.mig_utilization)
             as mean_utilization,
         device_telemetry.max_memory_used_mib,

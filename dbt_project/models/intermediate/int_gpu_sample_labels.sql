@@ -3,7 +3,7 @@ with
 
 samples as (
 
-    select * from {{ ref('stg_dcgm__samples') }}
+    select * from {{ ref('int_dcgm_samples') }}
     where hpc_job is not null or k8s_pod is not null
 
 ),

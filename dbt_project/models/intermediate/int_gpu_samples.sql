@@ -8,7 +8,7 @@ with
 
 samples as (
 
-    select * from {{ ref('stg_dcgm__samples') }}
+    select * from {{ ref('int_dcgm_samples') }}
 
 ),
 

@@ -37,7 +37,7 @@ health_fields as (
             as row_remap_failure,
         max(case when metric = 'DCGM_EXP_XID_ERRORS_COUNT' then 1 else 0 end) = 1
             as exports_xid_count
-    from {{ ref('stg_dcgm__samples') }}
+    from {{ ref('int_dcgm_samples') }}
     where
         mig_instance is null
         and metric in (
@@ -54,9 +54,12 @@ health_fields as (
 
 ),
 
-settings as (
+cadence as (
 
-    select max(stale_after_seconds) as stale_after from {{ ref('stg_config__settings') }}
+    -- a GPU's samples stay valid as long as its device series' (int_gpu_series_cadence)
+    select gpu_uuid, max(stale_after_seconds) as stale_after
+    from {{ ref('int_gpu_series_cadence') }}
+    group by gpu_uuid
 
 ),
 
@@ -108,8 +111,8 @@ final as (
         ordered.t,
         floor(ordered.t / 86400) * 86400 as day_epoch,
         least(
-            coalesce(ordered.next_t, ordered.t + coalesce(settings.stale_after, 120)),
-            ordered.t + coalesce(settings.stale_after, 120)
+            coalesce(ordered.next_t, ordered.t + cadence.stale_after),
+            ordered.t + cadence.stale_after
         ) as valid_to,
         ordered.utilization,
         ordered.sm_clock_mhz,
@@ -138,7 +141,8 @@ final as (
         ) }} as uncorrectable_remapped_rows,
         cast(ordered.row_remap_failure as integer) as row_remap_failure
     from ordered
-    cross join settings
+    inner join cadence
+        on cadence.gpu_uuid = ordered.gpu_uuid
 
 )
 

@@ -18,7 +18,7 @@ counted as (
             {{ json_text('labels', "'xid'") }}, {{ json_text('labels', "'err_code'") }}
         ) as integer) as xid,
         value
-    from {{ ref('stg_dcgm__samples') }}
+    from {{ ref('int_dcgm_samples') }}
     where metric = 'DCGM_EXP_XID_ERRORS_COUNT' and mig_instance is null
 
 ),

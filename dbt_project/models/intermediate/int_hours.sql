@@ -1,10 +1,10 @@
--- The hours the warehouse accounts for: every hour of every UTC day with landed telemetry.
+-- The hour spine: every hour of every accounted day (int_days). Every inventory GPU has a row
+-- for each of them in fct_gpu_hours, whatever telemetry covers.
 with
 
-sample_days as (
+days as (
 
-    select distinct floor(t / 86400) * 86400 as day_epoch
-    from {{ ref('int_gpu_samples') }}
+    select * from {{ ref('int_days') }}
 
 ),
 
@@ -17,9 +17,9 @@ hours_of_day as (
 final as (
 
     select
-        sample_days.day_epoch,
-        sample_days.day_epoch + hours_of_day.n * 3600 as hour_epoch
-    from sample_days
+        days.day_epoch,
+        days.day_epoch + hours_of_day.n * 3600 as hour_epoch
+    from days
     cross join hours_of_day
 
 )

@@ -1,5 +1,8 @@
 -- Cost of each inventory node in each accounted hour: its bill lines' effective cost, each
--- prorated by its overlap with the hour (hourly, daily or monthly lines alike).
+-- prorated by its overlap with the hour over the line's whole charge period (hourly, daily or
+-- monthly lines alike: a $7,200 November line is $10 an hour, whichever days are accounted).
+-- A zero-length line (ChargePeriodStart = ChargePeriodEnd: a purchase, a one-time fee) is
+-- spread evenly over the node's hours of its UTC day.
 with
 
 lines as (
@@ -11,8 +14,8 @@ lines as (
         x_list_cost_reporting as list_cost,
         x_energy_kwh,
         x_energy_cost,
-        {{ to_epoch('charge_period_start') }} as cs,
-        {{ to_epoch('charge_period_end') }} as ce
+        {{ charge_span_start('charge_period_start', 'charge_period_end') }} as cs,
+        {{ charge_span_end('charge_period_start', 'charge_period_end') }} as ce
     from {{ ref('int_billing_lines') }}
     where x_host is not null
 
@@ -30,14 +33,34 @@ hours as (
 
 ),
 
+window_bounds as (
+
+    select min(hour_epoch) as t_start, max(hour_epoch) + 3600 as t_end from hours
+
+),
+
+clipped as (
+
+    -- the part of the charge period inside the accounted window
+    select
+        lines.*,
+        greatest(lines.cs, window_bounds.t_start) as span_from,
+        least(lines.ce, window_bounds.t_end) as span_to
+    from lines
+    cross join window_bounds
+    where lines.ce > lines.cs
+
+),
+
 spread as (
 
     select
-        lines.*,
-        floor(lines.cs / 3600) * 3600 + offsets.n * 3600 as hour_epoch
-    from lines
+        clipped.*,
+        floor(clipped.span_from / 3600) * 3600 + offsets.n * 3600 as hour_epoch
+    from clipped
     inner join offsets
-        on offsets.n <= floor((lines.ce - 0.000001) / 3600) - floor(lines.cs / 3600)
+        on offsets.n <= floor((clipped.span_to - 0.000001) / 3600) - floor(clipped.span_from / 3600)
+    where clipped.span_to > clipped.span_from
 
 ),
 
@@ -47,8 +70,8 @@ prorated as (
         spread.host,
         spread.provider,
         spread.hour_epoch,
-        (least(spread.ce, spread.hour_epoch + 3600) - greatest(spread.cs, spread.hour_epoch))
-            / nullif(spread.ce - spread.cs, 0) as fraction,
+        (least(spread.span_to, spread.hour_epoch + 3600) - greatest(spread.span_from, spread.hour_epoch))
+            / (spread.ce - spread.cs) as fraction,
         spread.effective_cost,
         spread.list_cost,
         spread.x_energy_kwh,

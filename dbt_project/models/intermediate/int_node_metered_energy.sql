@@ -1,29 +1,27 @@
 -- IT energy of nodes that have their own meter (a power reading of kind `it` whose `meter` is the
--- node's host name, e.g. a PDU outlet group), per node and hour. Each reading covers the time
--- until the meter's next reading, at most 5 minutes, clipped to the hour.
+-- node's host name, e.g. a PDU outlet group), per node and accounted hour. Each reading covers
+-- the time until the meter's next reading, bounded by its staleness
+-- (int_power_reading_intervals), split at hour boundaries.
 with
 
-readings as (
+window_bounds as (
 
-    select
-        readings.meter as host,
-        readings.kw,
-        {{ to_epoch('readings.read_at') }} as t
-    from {{ ref('stg_power__readings') }} as readings
-    inner join {{ ref('stg_config__inventory') }} as inventory
-        on inventory.host = readings.meter
-    where readings.meter_kind = 'it'
+    select min(hour_epoch) as t_start, max(hour_epoch) + 3600 as t_end
+    from {{ ref('int_hours') }}
 
 ),
 
 covered as (
 
+    -- the node's own meter: an `it` reading whose meter is the node's host name
     select
-        host,
-        kw,
-        t,
-        least(coalesce(lead(t) over (partition by host order by t), t + 300), t + 300) as t_end
-    from readings
+        intervals.meter as host,
+        intervals.kw,
+        greatest(intervals.valid_from, window_bounds.t_start) as t,
+        least(intervals.valid_to, window_bounds.t_end) as t_end
+    from {{ ref('int_power_reading_intervals') }} as intervals
+    cross join window_bounds
+    where intervals.meter_kind = 'it' and intervals.is_node_meter
 
 ),
 
@@ -44,6 +42,7 @@ spread as (
     from covered
     inner join offsets
         on offsets.n <= floor((covered.t_end - 0.000001) / 3600) - floor(covered.t / 3600)
+    where covered.t_end > covered.t
 
 ),
 

@@ -1,32 +1,39 @@
 -- Facility and IT energy per site and UTC day. Each meter reading covers the time until the
--- meter's next reading (at most 5 minutes), clipped to the day. IT energy comes from IT meters
--- when a site has them, else it is estimated from DCGM GPU energy plus the rate card's host
--- overhead, and flagged.
+-- meter's next reading, bounded by its staleness, split at midnight (int_power_reading_intervals,
+-- which also says which meters make the site's total: a child meter is never added to its
+-- parent). IT energy comes from IT meters when a site has them, else it is estimated from DCGM
+-- GPU energy plus the rate card's host overhead, and flagged.
 with
 
-readings as (
+intervals as (
 
+    select * from {{ ref('int_power_reading_intervals') }}
+    where counts_for_site
+
+),
+
+by_day as (
+
+    -- each reading's coverage split at midnight
     select
-        site,
-        meter,
-        meter_kind,
-        kw,
-        {{ to_epoch('read_at') }} as t
-    from {{ ref('stg_power__readings') }}
+        intervals.*,
+        floor(intervals.valid_from / 86400) * 86400 + integers.n * 86400 as day_epoch
+    from intervals
+    inner join {{ ref('int_integers') }} as integers
+        on integers.n <= floor((intervals.valid_to - 0.000001) / 86400) - floor(intervals.valid_from / 86400)
 
 ),
 
 covered as (
 
+    -- accounted days only
     select
-        readings.*,
-        floor(t / 86400) * 86400 as day_epoch,
-        least(
-            coalesce(lead(t) over (partition by site, meter order by t), t + 300),
-            t + 300,
-            floor(t / 86400) * 86400 + 86400
-        ) - t as seconds
-    from readings
+        by_day.*,
+        least(by_day.valid_to, by_day.day_epoch + 86400) - greatest(by_day.valid_from, by_day.day_epoch)
+            as seconds
+    from by_day
+    inner join {{ ref('int_days') }} as days
+        on days.day_epoch = by_day.day_epoch
 
 ),
 

@@ -3,7 +3,9 @@
 --   2. Kubernetes `namespace` + `pod` labels (+ node), within the pod's life;
 --   3. GPU indices the scheduler reports (`IDX:` of old-style GRES strings), on each host;
 --   4. otherwise the run holds gpus_per_node / node GPUs of each of its nodes' GPUs: `exact`
---      when that is the whole node, else `estimated`.
+--      when that is the whole node, else `estimated` (`evidence` = 'node'). That nominal share
+--      becomes, moment by moment, a share of only the GPUs better evidence leaves free in
+--      int_run_gpu_holding_segments.
 -- A held interval is the run's [started_at, ended_at or the end of the window). Labels on a MIG
 -- instance's samples map the run to that instance (`mig_instance`); '' is the whole GPU.
 with
@@ -109,7 +111,9 @@ labelled as (
         evidence.gpu_uuid,
         evidence.mig_instance,
         1.0 as share,
-        'exact' as mapping
+        'exact' as mapping,
+        'label' as evidence,
+        cast(null as double) as node_gpus
     from evidence
     union all
     select
@@ -117,7 +121,9 @@ labelled as (
         indexed.gpu_uuid,
         indexed.mig_instance,
         1.0 as share,
-        'exact' as mapping
+        'exact' as mapping,
+        'index' as evidence,
+        cast(null as double) as node_gpus
     from indexed
 
 ),
@@ -136,7 +142,9 @@ by_node as (
             when run_windows.gpus * 1.0 / run_windows.node_count >= gpus.gpus_per_node
                 then 'exact'
             else 'estimated'
-        end as mapping
+        end as mapping,
+        'node' as evidence,
+        run_windows.gpus * 1.0 / run_windows.node_count as node_gpus
     from run_windows
     cross join {{ unnest_list('run_windows.hosts', 'host') }}
     inner join gpus
@@ -163,6 +171,8 @@ final as (
         holdings.mig_instance,
         holdings.share,
         holdings.mapping,
+        holdings.evidence,
+        holdings.node_gpus,
         greatest(run_windows.t_from, window_bounds.t_start) as held_from,
         least(run_windows.t_to, window_bounds.t_end) as held_to
     from holdings

@@ -1,13 +1,13 @@
 -- Seconds each run held each GPU unit in each hour, by state. Covered seconds take the state of
 -- the covering sample (fatal XID -> down; utilisation >= threshold -> busy; else allocated
 -- idle); held seconds no sample covers count as busy and as unobserved. Scaled by the run's
--- share: k/n for `estimated` holdings, and 1 / (number of runs holding the unit at the same
--- time) for labelled holdings (time-sliced or MPS GPUs split held seconds equally).
+-- share of the unit in each stretch of time (int_run_gpu_holding_segments: k/m of the free GPUs
+-- for node-level holdings, 1 / (runs holding the unit at once) for labelled ones).
 with
 
-holdings as (
+holding_segments as (
 
-    select * from {{ ref('int_run_gpu_holdings') }}
+    select * from {{ ref('int_run_gpu_holding_segments') }}
 
 ),
 
@@ -20,52 +20,6 @@ offsets as (
 pieces as (
 
     select * from {{ ref('int_sample_pieces') }}
-
-),
-
-bounds as (
-
-    select gpu_uuid, mig_instance, held_from as b from holdings
-    union
-    select gpu_uuid, mig_instance, held_to as b from holdings
-
-),
-
-segments as (
-
-    select
-        gpu_uuid,
-        mig_instance,
-        b as seg_from,
-        lead(b) over (partition by gpu_uuid, mig_instance order by b) as seg_to
-    from bounds
-
-),
-
-holding_segments as (
-
-    select
-        holdings.run_id,
-        holdings.gpu_uuid,
-        holdings.mig_instance,
-        holdings.mapping,
-        segments.seg_from,
-        segments.seg_to,
-        case
-            when holdings.mapping = 'exact'
-                then holdings.share / count(*) over (
-                    partition by holdings.gpu_uuid, holdings.mig_instance, holdings.mapping,
-                    segments.seg_from
-                )
-            else holdings.share
-        end as share
-    from holdings
-    inner join segments
-        on segments.gpu_uuid = holdings.gpu_uuid
-        and segments.mig_instance = holdings.mig_instance
-        and segments.seg_from >= holdings.held_from
-        and segments.seg_to <= holdings.held_to
-    where segments.seg_to is not null
 
 ),
 

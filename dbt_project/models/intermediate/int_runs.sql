@@ -1,4 +1,5 @@
--- Every scheduler run with its run_id, team (first matching rule) and kind (first matching rule).
+-- Every scheduler run with its run_id, team (first matching rule, else `unattributed`) and kind
+-- (first matching rule).
 with
 
 slurm as (
@@ -109,7 +110,8 @@ final as (
 
     select
         runs.*,
-        team_matches.team,
+        -- a run no team rule reaches belongs to `unattributed`, never to nobody
+        coalesce(team_matches.team, 'unattributed') as team,
         coalesce(kinds.kind, 'batch') as kind
     from runs
     left join team_matches

@@ -1,4 +1,5 @@
--- Each sample covers [t, min(next sample's t, t + stale_after)); after a fatal XID the GPU is
+-- Each sample covers [t, min(next sample's t, t + stale_after)) (stale_after per series:
+-- int_gpu_series_cadence); after a fatal XID the GPU is
 -- down until its next sample, however long that takes. Clipped to the end of the window.
 -- Per GPU unit: a whole GPU, or one MIG instance (int_gpu_units).
 with
@@ -9,9 +10,9 @@ samples as (
 
 ),
 
-settings as (
+cadence as (
 
-    select max(stale_after_seconds) as stale_after from {{ ref('stg_config__settings') }}
+    select * from {{ ref('int_gpu_series_cadence') }}
 
 ),
 
@@ -44,7 +45,7 @@ final as (
             when ordered.is_fatal_xid then coalesce(ordered.next_t, window_end.t_end)
             else least(
                 coalesce(ordered.next_t, window_end.t_end),
-                ordered.t + coalesce(settings.stale_after, 120),
+                ordered.t + cadence.stale_after_seconds,
                 window_end.t_end
             )
         end as valid_to,
@@ -53,7 +54,8 @@ final as (
         ordered.fb_used_mib,
         ordered.is_fatal_xid
     from ordered
-    cross join settings
+    inner join cadence
+        on cadence.gpu_uuid = ordered.gpu_uuid and cadence.mig_instance = ordered.mig_instance
     cross join window_end
 
 )

@@ -25,27 +25,54 @@ settings as (
 
 ),
 
+window_bounds as (
+
+    select min(hour_epoch) as t_start from {{ ref('int_hours') }}
+
+),
+
+labelled as (
+
+    select distinct gpu_uuid, t from {{ ref('int_gpu_sample_labels') }} where mig_instance = ''
+
+),
+
 node_means as (
 
-    -- the node's mean utilisation at each scrape: the signal of runs mapped `estimated`
+    -- the signal of runs mapped `estimated`: the mean utilisation, at each scrape, of the node's
+    -- GPUs that better evidence leaves free (no job or pod label on the sample)
     select
-        host,
-        t,
-        avg(utilization) as node_mean_utilization
-    from {{ ref('int_gpu_samples') }}
-    where mig_instance = ''
-    group by host, t
+        samples.host,
+        samples.t,
+        avg(samples.utilization) as node_mean_utilization
+    from {{ ref('int_gpu_samples') }} as samples
+    left join labelled
+        on labelled.gpu_uuid = samples.gpu_uuid and labelled.t = samples.t
+    where samples.mig_instance = '' and labelled.gpu_uuid is null
+    group by samples.host, samples.t
+
+),
+
+clipped as (
+
+    -- spread from the start of the accounted window (a sample before it covers into it)
+    select
+        intervals.*,
+        greatest(intervals.valid_from, window_bounds.t_start) as spread_from
+    from intervals
+    cross join window_bounds
+    where intervals.valid_to > window_bounds.t_start
 
 ),
 
 spread as (
 
     select
-        intervals.*,
-        floor(intervals.valid_from / 3600) * 3600 + offsets.n * 3600 as hour_epoch
-    from intervals
+        clipped.*,
+        floor(clipped.spread_from / 3600) * 3600 + offsets.n * 3600 as hour_epoch
+    from clipped
     inner join offsets
-        on offsets.n <= floor((intervals.valid_to - 0.000001) / 3600) - floor(intervals.valid_from / 3600)
+        on offsets.n <= floor((clipped.valid_to - 0.000001) / 3600) - floor(clipped.spread_from / 3600)
 
 ),
 
@@ -56,21 +83,24 @@ final as (
         spread.mig_instance,
         spread.host,
         spread.hour_epoch,
-        greatest(spread.valid_from, spread.hour_epoch) as piece_start,
+        greatest(spread.spread_from, spread.hour_epoch) as piece_start,
         least(spread.valid_to, spread.hour_epoch + 3600) as piece_end,
         least(spread.valid_to, spread.hour_epoch + 3600)
-            - greatest(spread.valid_from, spread.hour_epoch) as seconds,
+            - greatest(spread.spread_from, spread.hour_epoch) as seconds,
         spread.utilization,
         spread.power_w,
         spread.fb_used_mib,
         spread.is_fatal_xid,
         -- a held sample without a utilisation value counts busy, like an unobserved second
         not spread.is_fatal_xid
-            and coalesce(spread.utilization >= coalesce(settings.idle_threshold, 0.05), true)
+            and coalesce(spread.utilization >= settings.idle_threshold, true)
             as is_busy,
         not spread.is_fatal_xid
-            and coalesce(node_means.node_mean_utilization, spread.utilization)
-            >= coalesce(settings.idle_threshold, 0.05) as is_node_busy
+            and coalesce(
+                coalesce(node_means.node_mean_utilization, spread.utilization)
+                >= settings.idle_threshold,
+                true
+            ) as is_node_busy
     from spread
     left join node_means
         on node_means.host = spread.host and node_means.t = spread.valid_from

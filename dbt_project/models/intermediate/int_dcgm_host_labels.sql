@@ -1,0 +1,58 @@
+-- Which inventory node a DCGM series outside the inventory belongs to. With dcgm-exporter on
+-- Kubernetes `Hostname` is the exporter pod; when the reader's `node_label` option is not set
+-- and a series whose host names no inventory node carries a `node` or `kubernetes_node` label
+-- naming one, that label is the host (`resolved_by`). Series that stay outside the inventory
+-- are counted per source and host for data health (int_data_health_findings), never dropped
+-- silently.
+with
+
+inventory as (
+
+    select host from {{ ref('stg_config__inventory') }}
+
+),
+
+outside as (
+
+    select
+        x_source,
+        host as reported_host,
+        coalesce(labels, '') as labels,
+        count(*) as samples
+    from {{ ref('stg_dcgm__samples') }}
+    where host not in (select host from inventory)
+    group by x_source, host, coalesce(labels, '')
+
+),
+
+labelled as (
+
+    select
+        outside.*,
+        {{ json_text('outside.labels', "'node'") }} as node_label,
+        {{ json_text('outside.labels', "'kubernetes_node'") }} as kubernetes_node_label
+    from outside
+
+),
+
+final as (
+
+    select
+        labelled.x_source,
+        labelled.reported_host,
+        labelled.labels,
+        labelled.samples,
+        coalesce(by_node.host, by_k8s_node.host) as host,
+        case
+            when by_node.host is not null then 'node'
+            when by_k8s_node.host is not null then 'kubernetes_node'
+        end as resolved_by
+    from labelled
+    left join inventory as by_node
+        on by_node.host = labelled.node_label
+    left join inventory as by_k8s_node
+        on by_k8s_node.host = labelled.kubernetes_node_label
+
+)
+
+select * from final
