@@ -134,6 +134,18 @@ def _print_run_summary(result: Any) -> None:
         err.print(f"[yellow]warning:[/] {check.severity.lower()} {check} did not pass")
     if result.published:
         out.print(f"published {result.published}", highlight=False)
+    _print_data_health(result.health)
+
+
+def _print_data_health(findings: list[Any]) -> None:
+    """Every finding of the run's data health (fct_data_health) on the console: warnings and
+    worse on stderr, one line each; info lines on stdout."""
+    for f in findings:
+        line = f"[{f.source}{' ' + str(f.day) if f.day else ''}] {f.message}"
+        if f.severity == "info":
+            out.print(f"data health: {line}", highlight=False, soft_wrap=True)
+        else:
+            err.print(f"[yellow]{f.severity}:[/] {line}", highlight=False, soft_wrap=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -60,6 +60,8 @@ class PipelineResult:
     ingest: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: list[CheckOutcome] = field(default_factory=list)
     published: Path | None = None
+    # what the run found (fct_data_health rows of this run; fleetledger/data_health.py)
+    health: list[Any] = field(default_factory=list)
     # what the run printed (dbt's log) when it was not echoed
     log_path: Path | None = None
 
@@ -313,4 +315,8 @@ def run_pipeline(
             message += f"\n  log: {out.log_path}"
         raise PipelineError(message, failures)
 
+    if out.published is not None:
+        from fleetledger.data_health import run_findings
+
+        out.health = run_findings(out.published, out.run_id)
     return out

@@ -307,6 +307,17 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("day", pa.date32()),
         ("recorded_at", TS),
     ],
+    # the data-health findings of each published run (fleetledger/data_health.py)
+    "data_health_log": [
+        ("run_at", TS),
+        ("run_id", STR),
+        ("source", STR),
+        ("day", pa.date32()),
+        ("check_name", STR),
+        ("severity", STR),
+        ("count", I64),
+        ("message", STR),
+    ],
     QUARANTINE_TABLE: [
         ("reason", STR),
         ("raw", STR),
@@ -328,7 +339,7 @@ FIXED_TABLES += ("kueue_workloads", "k8s_gpu_requests", "node_gpu_power_hourly")
 #: checkpoint markers of job log files (ingest/run_logs.py)
 FIXED_TABLES += ("run_log_checkpoints",)
 #: the accounted days, recorded by the pipeline
-FIXED_TABLES += ("accounted_days",)
+FIXED_TABLES += ("accounted_days", "data_health_log")
 #: tables whose columns are the source's own (only lineage is fixed)
 OPEN_TABLES = ("aws_cur_lines",)
 #: FOCUS / Azure / OCI lines, Cloud Catalog prices, source totals (ingest/billing_tables.py)

@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -233,6 +234,9 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         dbt_vars = {
             "start_date": key_range.start,
             "end_date": key_range.end,
+            # fct_data_health stamps this build's findings with the run
+            "run_id": context.run_id,
+            "run_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
             **_health_vars(fleet),
         }
         context.log.info(f"dbt build over {key_range.start}..{key_range.end}")

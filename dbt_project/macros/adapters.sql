@@ -67,3 +67,9 @@
 {% macro duckdb__median_of(expr) -%}median({{ expr }}){%- endmacro %}
 {% macro spark__median_of(expr) -%}percentile({{ expr }}, 0.5){%- endmacro %}
 {% macro default__median_of(expr) -%}percentile_cont(0.5) within group (order by {{ expr }}){%- endmacro %}
+
+{#- the distinct values of a column joined by ', ' in sorted order, as an aggregate -#}
+{% macro string_agg_sorted(expr) -%}{{ return(adapter.dispatch('string_agg_sorted')(expr)) }}{%- endmacro %}
+{% macro duckdb__string_agg_sorted(expr) -%}string_agg(distinct {{ expr }}, ', ' order by {{ expr }}){%- endmacro %}
+{% macro spark__string_agg_sorted(expr) -%}array_join(array_sort(collect_set({{ expr }})), ', '){%- endmacro %}
+{% macro default__string_agg_sorted(expr) -%}string_agg(distinct {{ expr }}, ', ' order by {{ expr }}){%- endmacro %}

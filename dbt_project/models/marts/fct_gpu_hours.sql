@@ -20,6 +20,8 @@ final as (
         unallocated_seconds,
         down_seconds,
         unobserved_seconds,
+        -- unheld seconds no sample covers and no failure signal explains (inside unallocated)
+        telemetry_gap_seconds,
         mean_utilization,
         max_memory_used_mib,
         energy_wh,

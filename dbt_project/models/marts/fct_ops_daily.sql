@@ -4,7 +4,7 @@ with
 
 days as (
 
-    select distinct day_epoch from {{ ref('int_hours') }}
+    select day_epoch from {{ ref('int_days') }}
 
 ),
 

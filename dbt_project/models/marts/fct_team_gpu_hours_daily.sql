@@ -1,13 +1,13 @@
 -- GPU-hours per team and UTC day (docs/metrics.md): the scheduler's allocation (GPUs x the
 -- part of [started_at, ended_at or the end of the window) inside the day), and what telemetry
 -- says the runs did with it (busy / allocated-idle GPU-hours, direct cost, GPU energy and, on
--- rate-card nodes, its cost). Team null: runs no
--- team rule matched.
+-- rate-card nodes, its cost). Every accounted day, whichever sources landed: a Slurm-only
+-- warehouse has its allocation here. Runs no team rule matched are `unattributed`.
 with
 
 days as (
 
-    select distinct day_epoch from {{ ref('int_hours') }}
+    select day_epoch from {{ ref('int_days') }}
 
 ),
 

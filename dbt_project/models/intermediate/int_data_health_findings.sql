@@ -1,0 +1,149 @@
+-- What this build found that a user must hear about (DESIGN.md, "Data health"), one row per
+-- source, day and check: telemetry gaps, DCGM hosts outside the inventory (and hosts taken from
+-- a Kubernetes `node` label), bill lines that match no node, and marts that cannot be computed
+-- from the sources present. fct_data_health adds the run and the findings of earlier runs.
+with
+
+gaps as (
+
+    select
+        states.host,
+        states.day_epoch,
+        sum(states.telemetry_gap_seconds) / 3600.0 as gpu_hours
+    from {{ ref('int_gpu_hour_states') }} as states
+    group by states.host, states.day_epoch
+    -- at least five GPU-minutes: a scrape offset at the window start is no finding
+    having sum(states.telemetry_gap_seconds) >= 300
+
+),
+
+host_sources as (
+
+    select host, min(x_source) as x_source
+    from {{ ref('int_dcgm_samples') }}
+    group by host
+
+),
+
+telemetry_gaps as (
+
+    select
+        coalesce(host_sources.x_source, 'dcgm') as source,
+        cast({{ from_epoch('gaps.day_epoch') }} as date) as day,
+        'telemetry_gap:' || gaps.host as check_name,
+        'warning' as severity,
+        cast(round(gaps.gpu_hours * 3600) as bigint) as count,
+        gaps.host || ': ' || cast(round(gaps.gpu_hours, 2) as varchar)
+            || ' GPU-hours no sample covers, no run holds and no failure signal explains'
+            || ' (counted unallocated and unobserved, not downtime); check the exporter or scrape'
+            as message
+    from gaps
+    left join host_sources
+        on host_sources.host = gaps.host
+
+),
+
+outside as (
+
+    select * from {{ ref('int_dcgm_host_labels') }}
+
+),
+
+hosts_outside as (
+
+    select
+        x_source as source,
+        cast(null as date) as day,
+        'host_not_in_inventory:' || reported_host as check_name,
+        'warning' as severity,
+        sum(samples) as count,
+        'DCGM host ' || reported_host || ' (' || cast(sum(samples) as varchar)
+            || ' samples) is not in the inventory: its samples are in no mart; add it to'
+            || ' `inventory:` (host, provider, site, gpus), or set the source''s `node_label`'
+            || ' option if it is an exporter pod' as message
+    from outside
+    where host is null
+    group by x_source, reported_host
+
+),
+
+hosts_by_label as (
+
+    select
+        x_source as source,
+        cast(null as date) as day,
+        'host_from_label:' || reported_host || ':' || host as check_name,
+        'info' as severity,
+        sum(samples) as count,
+        'samples of ' || reported_host || ' took their host ' || host || ' from the `'
+            || max(resolved_by) || '` label (no `node_label` option set)' as message
+    from outside
+    where host is not null
+    group by x_source, reported_host, host
+
+),
+
+unmatched_lines as (
+
+    select
+        x_source as source,
+        cast(null as date) as day,
+        'bill_lines_without_node:' || x_provider as check_name,
+        'info' as severity,
+        count(*) as count,
+        cast(count(*) as varchar) || ' ' || x_provider || ' bill lines ('
+            || cast(round(sum(x_effective_cost_reporting), 2) as varchar)
+            || ' in the reporting currency) match no inventory node: spend by tag, account or'
+            || ' `unattributed`, never GPU-hours' as message
+    from {{ ref('fct_billing') }}
+    where x_unattributed
+    group by x_source, x_provider
+
+),
+
+dcgm_hosts as (
+
+    select count(distinct reported_host) as hosts,
+        {{ string_agg_sorted('reported_host') }} as names
+    from outside
+    where host is null
+
+),
+
+gpu_rows as (
+
+    select count(*) as n from {{ ref('int_gpus') }}
+
+),
+
+marts_missing as (
+
+    select
+        'dcgm' as source,
+        cast(null as date) as day,
+        'mart_not_computed:fct_gpu_hours' as check_name,
+        'warning' as severity,
+        dcgm_hosts.hosts as count,
+        'fct_gpu_hours: no inventory host matches the ' || cast(dcgm_hosts.hosts as varchar)
+            || ' DCGM hosts seen: ' || dcgm_hosts.names as message
+    from dcgm_hosts
+    cross join gpu_rows
+    where gpu_rows.n = 0 and dcgm_hosts.hosts > 0
+
+),
+
+final as (
+
+    select * from telemetry_gaps
+    union all
+    select * from hosts_outside
+    union all
+    select * from hosts_by_label
+    union all
+    select * from unmatched_lines
+    union all
+    select * from marts_missing
+
+)
+
+select * from final
