@@ -29,8 +29,8 @@ labelled as (
 
     select
         outside.*,
-        {{ json_text('outside.labels', "'node'") }} as node_label,
-        {{ json_text('outside.labels', "'kubernetes_node'") }} as kubernetes_node_label
+        {{ json_text("nullif(outside.labels, '')", "'node'") }} as node_label,
+        {{ json_text("nullif(outside.labels, '')", "'kubernetes_node'") }} as kubernetes_node_label
     from outside
 
 ),
