@@ -10,7 +10,9 @@ The edge fleet: two accounted days, 2026-11-16 (D1) and 2026-11-17 (D2).
   GPUs 0-3 (hpc_job labels on their samples) and job 502 asks for 4 GPUs with no labels; in hour
   05 GPUs 4-7 report no utilisation at all.
 - a zero-length $500 purchase with no resource on D2 10:00.
-- `rc-1` (on-prem, 2 GPUs, rate card, no resource_id): $2/h of capex, no energy price, no runs.
+- `rc-1` (on-prem, 2 GPUs, rate card, no resource_id): $2/h of capex, no energy price, no runs,
+  no telemetry; a Slurm node event marks it DOWN on D1 06:00-08:00.
+- on D2 18:00-20:00 mix-1's GPU 7 reports nothing while its other GPUs do.
 - site dc9: a UPS meter (40 kW) and four PDU meters under it (10 kW each), a facility meter
   (60 kW), all read every 15 minutes; site dc8 names its IT meter in `it_meters`.
 - `k8s-1` (azure, 1 GPU, no bill): DCGM samples whose `Hostname` is the exporter pod and whose
@@ -170,6 +172,8 @@ def build_edge_fleet(home: Path) -> None:
                 samples.append(
                     dcgm("mix-1", g, t, "DCGM_FI_DEV_GPU_UTIL", 80.0 if early else 0.0, **labels)
                 )
+            elif g == 7 and T2 + 18 * HOUR <= t < T2 + 20 * HOUR:
+                continue  # GPU 7 falls off the bus while the others report
             elif T2 + 5 * HOUR <= t < T2 + 6 * HOUR:
                 samples.append(dcgm("mix-1", g, t, "DCGM_FI_DEV_POWER_USAGE", 300.0))
             else:
@@ -193,6 +197,11 @@ def build_edge_fleet(home: Path) -> None:
         slurm_job("502", "mix-1", 4, T2, T2 + 6 * HOUR, "nobody-knows"),
     ]
     land(home, "slurm_jobs", "slurm", f"date={D2}", frame("slurm_jobs", jobs))
+    events = [{"cluster": "c1", "node": "rc-1", "time_start": T1 + 6 * HOUR,
+               "time_end": T1 + 8 * HOUR, "state": "DOWN", "reason": "PSU",
+               "x_source": "slurm.events", "x_source_file": "events.txt"}]
+    land(home, "slurm_node_events", "slurm.events", f"date={D1}",
+         frame("slurm_node_events", events))
 
     readings = []
     for day_start in (T1, T2):
@@ -431,3 +440,27 @@ def test_partial_fleet_computes_what_it_can_and_names_the_rest(tmp_path: Path) -
         )
     finally:
         con.close()
+
+
+def test_down_needs_a_failure_signal(edge) -> None:
+    """Unheld seconds no sample covers are down only with a failure signal. mix-1 GPU 7: its
+    17:59 sample covers to 18:01 (stale after 2 x 60 s), then nothing until 20:00 while the
+    other GPUs report: 7,140 s down. rc-1 never reports: down only during its node event
+    (2 GPUs x 2 h = 14,400 s on D1), unallocated and unobserved the rest of the time."""
+    assert one(
+        edge,
+        "select sum(down_seconds) from fct_gpu_hours where host = 'mix-1' and gpu_index = 7",
+    ) == pytest.approx(7140.0)
+    assert one(
+        edge, "select sum(down_seconds) from fct_gpu_hours where host = 'mix-1' and gpu_index < 7"
+    ) == 0
+    down = dict(
+        edge.execute(
+            "select cast(hour as date), sum(down_seconds) from fct_gpu_hours "
+            "where host = 'rc-1' group by 1"
+        ).fetchall()
+    )
+    assert down == {D1: pytest.approx(14400.0), D2: 0}
+    assert one(
+        edge, "select sum(unobserved_seconds) from fct_gpu_hours where host = 'rc-1'"
+    ) == pytest.approx(2 * 48 * 3600 - 14400)
