@@ -41,9 +41,7 @@ def _write(home: Path, table: str, df: pl.DataFrame) -> None:
     os.replace(tmp, dest)
 
 
-def _site_settings(
-    cfg: Config, site: str
-) -> tuple[str, float, str, int | None, int | None, str]:
+def _site_settings(cfg: Config, site: str) -> tuple[str, float, str, int | None, int | None, str]:
     """One `config_settings` row: the site's overrides, else the top-level values."""
     own = cfg.sites.get(site)
     threshold = own.idle_threshold if own and own.idle_threshold is not None else None

@@ -44,11 +44,11 @@ def _frame(warehouse: Path, run_id: str) -> pl.DataFrame:
         }
         if "fct_data_health" not in tables:
             return pl.DataFrame()
-        arrow = con.execute(
+        arrow = con.sql(
             'select run_at, run_id, source, day, "check" as check_name, severity, count, '
             "message from fct_data_health where run_id = ? order by severity, source, day, "
             '"check"',
-            [run_id],
+            params=[run_id],
         ).to_arrow_table()
         return pl.from_arrow(arrow)
     finally:

@@ -235,7 +235,7 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             "start_date": key_range.start,
             "end_date": key_range.end,
             # fct_data_health stamps this build's findings with the run
-            "run_id": context.run_id,
+            "run_id": context.run.run_id,
             "run_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
             **_health_vars(fleet),
         }

@@ -36,8 +36,10 @@ def publish_assets(upstream: Sequence[AssetKey]) -> list[AssetsDefinition]:
     ) -> MaterializeResult:
         result = publish_warehouse(fleet.home_path)
         context.log.info(f"published {result.path} ({result.size_bytes} bytes)")
-        findings = run_findings(result.path, context.run_id)
-        record_run_findings(fleet.home_path, result.path, context.run_id, datetime.now(UTC).date())
+        findings = run_findings(result.path, context.run.run_id)
+        record_run_findings(
+            fleet.home_path, result.path, context.run.run_id, datetime.now(UTC).date()
+        )
         for finding in findings:
             if finding.severity in ("warning", "data_loss", "error"):
                 context.log.warning(f"data health: {finding}")

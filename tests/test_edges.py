@@ -125,18 +125,40 @@ def every(start: datetime, end: datetime, step_s: int) -> list[datetime]:
 def edge_config() -> Config:
     return Config(
         inventory=[
-            {"host": "mono-1", "resource_id": "vm-mono", "provider": "azure", "site": "az1",
-             "gpus": 8},
-            {"host": "mix-1", "resource_id": "vm-mix", "provider": "azure", "site": "az1",
-             "gpus": 8},
-            {"host": "k8s-1", "resource_id": "vm-k8s", "provider": "azure", "site": "az1",
-             "gpus": 1},
+            {
+                "host": "mono-1",
+                "resource_id": "vm-mono",
+                "provider": "azure",
+                "site": "az1",
+                "gpus": 8,
+            },
+            {
+                "host": "mix-1",
+                "resource_id": "vm-mix",
+                "provider": "azure",
+                "site": "az1",
+                "gpus": 8,
+            },
+            {
+                "host": "k8s-1",
+                "resource_id": "vm-k8s",
+                "provider": "azure",
+                "site": "az1",
+                "gpus": 1,
+            },
             {"host": "rc-1", "provider": "onprem", "site": "dc9", "gpus": 2},
         ],
         teams=[{"team": "research", "match": {"slurm_account": ["research"]}}],
         # capex / (12 months x 730 h) = $2 per hour
-        rate_cards=[{"site": "dc9", "hosts": ["rc-1"], "capex": 17_520.0,
-                     "amortisation_months": 12, "power_price_per_kwh": 0.0}],
+        rate_cards=[
+            {
+                "site": "dc9",
+                "hosts": ["rc-1"],
+                "capex": 17_520.0,
+                "amortisation_months": 12,
+                "power_price_per_kwh": 0.0,
+            }
+        ],
         sites={
             "dc9": {"meter_parents": {f"pdu-{i}": "ups-1" for i in range(1, 5)}},
             "dc8": {"it_meters": ["ups-8"]},
@@ -177,14 +199,20 @@ def build_edge_fleet(home: Path) -> None:
             elif T2 + 5 * HOUR <= t < T2 + 6 * HOUR:
                 samples.append(dcgm("mix-1", g, t, "DCGM_FI_DEV_POWER_USAGE", 300.0))
             else:
-                samples.append(
-                    dcgm("mix-1", g, t, "DCGM_FI_DEV_GPU_UTIL", 70.0 if early else 0.0)
-                )
+                samples.append(dcgm("mix-1", g, t, "DCGM_FI_DEV_GPU_UTIL", 70.0 if early else 0.0))
     # k8s-1: the exporter pod is `Hostname`, the node is the `node` label (D2 00:00-01:00)
     for t in every(T2, T2 + HOUR, 60):
         samples.append(
-            dcgm("dcgm-exporter-x7k2p", 0, t, "DCGM_FI_DEV_GPU_UTIL", 0.0,
-                 labels='{"node": "k8s-1"}', uuid_host="k8s-1", source="k8s-dcgm")
+            dcgm(
+                "dcgm-exporter-x7k2p",
+                0,
+                t,
+                "DCGM_FI_DEV_GPU_UTIL",
+                0.0,
+                labels='{"node": "k8s-1"}',
+                uuid_host="k8s-1",
+                source="k8s-dcgm",
+            )
         )
     # ghost-9: in no inventory (10 samples)
     for t in every(T2, T2 + 600 * timedelta(seconds=1), 60):
@@ -197,11 +225,21 @@ def build_edge_fleet(home: Path) -> None:
         slurm_job("502", "mix-1", 4, T2, T2 + 6 * HOUR, "nobody-knows"),
     ]
     land(home, "slurm_jobs", "slurm", f"date={D2}", frame("slurm_jobs", jobs))
-    events = [{"cluster": "c1", "node": "rc-1", "time_start": T1 + 6 * HOUR,
-               "time_end": T1 + 8 * HOUR, "state": "DOWN", "reason": "PSU",
-               "x_source": "slurm.events", "x_source_file": "events.txt"}]
-    land(home, "slurm_node_events", "slurm.events", f"date={D1}",
-         frame("slurm_node_events", events))
+    events = [
+        {
+            "cluster": "c1",
+            "node": "rc-1",
+            "time_start": T1 + 6 * HOUR,
+            "time_end": T1 + 8 * HOUR,
+            "state": "DOWN",
+            "reason": "PSU",
+            "x_source": "slurm.events",
+            "x_source_file": "events.txt",
+        }
+    ]
+    land(
+        home, "slurm_node_events", "slurm.events", f"date={D1}", frame("slurm_node_events", events)
+    )
 
     readings = []
     for day_start in (T1, T2):
@@ -255,8 +293,7 @@ def test_a_run_across_a_telemetry_gap_keeps_its_hours(edge) -> None:
     Its cost is 24 h x $10 = $240; D1 00:00-12:00, unheld and unobserved with no failure
     signal, is unallocated (and a telemetry gap), not down."""
     cost, gpu_hours, busy = edge.execute(
-        "select cost, gpu_hours, busy_gpu_hours from fct_run_costs "
-        "where run_id = 'slurm:c1:400:1'"
+        "select cost, gpu_hours, busy_gpu_hours from fct_run_costs where run_id = 'slurm:c1:400:1'"
     ).fetchone()
     assert cost == pytest.approx(240.0)
     assert busy == pytest.approx(8 * 24)
@@ -272,8 +309,7 @@ def test_a_run_across_a_telemetry_gap_keeps_its_hours(edge) -> None:
     assert unobs == pytest.approx(8 * 24 * 3600)  # 12 h held + 12 h unheld, all unobserved
     msg = one(
         edge,
-        "select message from fct_data_health where \"check\" = 'telemetry_gap:mono-1' "
-        "and day = ?",
+        "select message from fct_data_health where \"check\" = 'telemetry_gap:mono-1' and day = ?",
         D1,
     )
     assert "96.0 GPU-hours" in msg
@@ -341,13 +377,16 @@ def test_idle_with_no_runs_is_unshared(edge) -> None:
     and provider, teams' direct cost + shared idle = the GPU-node bill."""
     per_day = dict(
         edge.execute(
-            "select cast(hour as date), sum(cost) from fct_gpu_hours where host = 'rc-1' "
-            "group by 1"
+            "select cast(hour as date), sum(cost) from fct_gpu_hours where host = 'rc-1' group by 1"
         ).fetchall()
     )
     assert per_day == {D1: pytest.approx(48.0), D2: pytest.approx(48.0)}
-    assert one(edge, "select count(*) from fct_billing where x_unattributed "
-               "and x_source = 'rate_card'") == 0
+    assert (
+        one(
+            edge, "select count(*) from fct_billing where x_unattributed and x_source = 'rate_card'"
+        )
+        == 0
+    )
     shared = dict(
         edge.execute(
             "select day, sum(shared_idle_cost) from fct_daily_spend where team = 'unshared' "
@@ -391,8 +430,9 @@ def test_kubernetes_node_label_and_hosts_outside_the_inventory(edge) -> None:
     )
     assert unalloc == pytest.approx(3600.0)
     findings = dict(
-        edge.execute('select "check", count from fct_data_health where run_id = ?', ["edge-run"])
-        .fetchall()
+        edge.execute(
+            'select "check", count from fct_data_health where run_id = ?', ["edge-run"]
+        ).fetchall()
     )
     assert findings["host_not_in_inventory:ghost-9"] == 10
     assert findings["host_from_label:dcgm-exporter-x7k2p:k8s-1"] == 60
@@ -431,7 +471,7 @@ def test_partial_fleet_computes_what_it_can_and_names_the_rest(tmp_path: Path) -
         ).fetchall() == [(D2, "unattributed", pytest.approx(6.0))]
         assert con.execute("select count(*) from fct_gpu_hours").fetchone()[0] == 0
         msg = con.execute(
-            "select message from fct_data_health where \"check\" = "
+            'select message from fct_data_health where "check" = '
             "'mart_not_computed:fct_gpu_hours'"
         ).fetchone()[0]
         assert msg == (
@@ -451,9 +491,13 @@ def test_down_needs_a_failure_signal(edge) -> None:
         edge,
         "select sum(down_seconds) from fct_gpu_hours where host = 'mix-1' and gpu_index = 7",
     ) == pytest.approx(7140.0)
-    assert one(
-        edge, "select sum(down_seconds) from fct_gpu_hours where host = 'mix-1' and gpu_index < 7"
-    ) == 0
+    assert (
+        one(
+            edge,
+            "select sum(down_seconds) from fct_gpu_hours where host = 'mix-1' and gpu_index < 7",
+        )
+        == 0
+    )
     down = dict(
         edge.execute(
             "select cast(hour as date), sum(down_seconds) from fct_gpu_hours "

@@ -98,7 +98,9 @@ class Truth:
         reporting = [c & ~fat for c, fat, _ in cov]
         count = np.sum(reporting, axis=0) if reporting else None
         events = self.node_event_seconds(host)
-        for (s, fraction), (covered, is_fatal, idx_c), own in zip(series, cov, reporting):
+        for (s, fraction), (covered, is_fatal, idx_c), own in zip(
+            series, cov, reporting, strict=True
+        ):
             others = (count - own) > 0 if count is not None else np.zeros_like(covered)
             self.add_gpu(s, fraction, (covered, is_fatal, idx_c), events | others)
 

@@ -156,13 +156,13 @@ final as (
         medians.sm_clock_mhz,
         medians.median_other_sm_clock_mhz,
         coalesce(
-            medians.median_other_utilization >= coalesce(settings.idle_threshold, 0.05)
+            medians.median_other_utilization >= settings.idle_threshold
             and medians.utilization
             < (1 - {{ var('straggler_margin') }}) * medians.median_other_utilization,
             false
         ) as utilization_trails,
         coalesce(
-            medians.median_other_utilization >= coalesce(settings.idle_threshold, 0.05)
+            medians.median_other_utilization >= settings.idle_threshold
             and medians.sm_clock_mhz
             < (1 - {{ var('straggler_margin') }}) * medians.median_other_sm_clock_mhz,
             false
