@@ -140,8 +140,10 @@ def _print_run_summary(result: Any) -> None:
 def _print_data_health(findings: list[Any]) -> None:
     """Every finding of the run's data health (fct_data_health) on the console: warnings and
     worse on stderr, one line each; info lines on stdout."""
+    from rich.markup import escape
+
     for f in findings:
-        line = f"[{f.source}{' ' + str(f.day) if f.day else ''}] {f.message}"
+        line = escape(f"[{f.source}{' ' + str(f.day) if f.day else ''}] {f.message}")
         if f.severity == "info":
             out.print(f"data health: {line}", highlight=False, soft_wrap=True)
         else:

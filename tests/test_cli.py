@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from fleetledger.cli import build_parser, main
@@ -101,6 +102,20 @@ def test_run_succeeds(pipeline_home: Path, tmp_path: Path) -> None:
     assert "published" in proc.stdout
     assert "onprem-power" in proc.stdout
     assert published.stat().st_mtime_ns > before
+    # the run summary says what data health found: the on-prem exporter's late first scrape on
+    # day 1 (dgx-04's GPUs unobserved 44 s each, 352 GPU-seconds: a telemetry gap, not
+    # downtime) as a warning, bill lines without a node as information
+    assert "[onprem-dcgm 2026-10-02] dgx-04: 0.1 GPU-hours no sample covers" in proc.stderr
+    assert "data health: [aws-cur] 75 aws bill lines" in proc.stdout
+    # the findings of the earlier run are kept beside this run's
+    logs = list((home / "raw/data_health_log/pipeline").glob("*/*.parquet"))
+    assert len(logs) == 2
+    con = duckdb.connect(str(published), read_only=True)
+    try:
+        runs = con.execute("select count(distinct run_id) from fct_data_health").fetchone()[0]
+    finally:
+        con.close()
+    assert runs == 2
 
 
 def test_headlines_show_the_marts_figures(pipeline_home: Path, ground_truth: dict) -> None:
