@@ -5,7 +5,7 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 VENV := .venv
 
-.PHONY: demo test lint app uv sync sync-dev system-deps clean
+.PHONY: demo test test-fast lint app uv sync sync-dev system-deps clean
 
 uv:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || \
@@ -31,6 +31,10 @@ system-deps:
 
 test: sync-dev system-deps
 	$(VENV)/bin/pytest
+
+# the fast tier: every test that needs no built warehouse
+test-fast: sync-dev
+	$(VENV)/bin/pytest -m "not warehouse"
 
 lint: sync-dev
 	$(VENV)/bin/ruff check .

@@ -185,10 +185,6 @@ def _prepare_demo_home(home: Path) -> None:
         shutil.rmtree(home / name, ignore_errors=True)
 
 
-def _query(con: Any, sql: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in con.execute(sql).fetchall()]
-
-
 def _short(value: Any, width: int) -> str:
     text = str(value)
     return text if len(text) <= width else f"{text[: width - 1]}…"
@@ -203,124 +199,100 @@ def _hours(value: Any) -> str:
 
 
 def print_headlines(warehouse: Path, console: Console | None = None) -> None:
-    """Headline figures from the published warehouse (every number comes from a mart)."""
-    import duckdb
+    """Headline figures from the published warehouse, through the query layer
+    (fleetledger/queries.py: every number comes from a mart)."""
+    from fleetledger import queries as q
 
     console = console or out
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        spend = _query(
-            con,
-            "select ServiceProviderName, sum(x_effective_cost_reporting) from fct_billing "
-            "group by 1 order by 2 desc",
-        )
-        t = Table(title="Spend by provider", title_justify="left")
-        t.add_column("provider")
-        t.add_column("effective cost", justify="right")
-        for provider, total in spend:
-            t.add_row(str(provider), _money(total))
-        t.add_row("[bold]total[/]", f"[bold]{_money(sum(float(r[1] or 0) for r in spend))}[/]")
-        console.print(t)
+    with q.connect(warehouse) as con:
+        spend = q.spend_by_provider_total(con)
+        gpu = q.gpu_hours_paid(con).iloc[0]
+        idle = q.idle_totals(con)
+        n_runs = q.run_count(con)
+        top = q.most_expensive_runs(con, 5)
+        pue = q.pue_by_site(con)
+        failed = q.failures(con).iloc[0]
+        health = q.fleet_health(con).iloc[0]
 
-        gpu_rows = _query(con, "select count(*), sum(cost) from fct_gpu_hours")
-        gpu_hours, gpu_cost = gpu_rows[0]
-        idle = _query(
-            con,
-            "select cause, sum(gpu_hours), sum(cost) from fct_idle_gpu_hours group by 1 order by 1",
-        )
-        t = Table(title="GPU-hours", title_justify="left")
-        t.add_column("")
-        t.add_column("GPU-hours", justify="right")
-        t.add_column("cost", justify="right")
-        t.add_column("share", justify="right")
-        t.add_row("paid for (all GPUs)", _hours(gpu_hours), _money(gpu_cost), "100.0%")
-        idle_total = idle_cost = 0.0
-        for cause, hours, cost in idle:
-            idle_total += float(hours or 0)
-            idle_cost += float(cost or 0)
-            share = f"{100 * float(hours or 0) / gpu_hours:.1f}%" if gpu_hours else "-"
-            t.add_row(f"idle: {cause}", _hours(hours), _money(cost), share)
-        share = f"{100 * idle_total / gpu_hours:.1f}%" if gpu_hours else "-"
+    t = Table(title="Spend by provider", title_justify="left")
+    t.add_column("provider")
+    t.add_column("effective cost", justify="right")
+    for r in spend.itertuples():
+        t.add_row(str(r.provider), _money(r.effective_cost))
+    t.add_row("[bold]total[/]", f"[bold]{_money(float(spend['effective_cost'].sum()))}[/]")
+    console.print(t)
+
+    gpu_hours, gpu_cost = float(gpu["gpu_hours"]), gpu["cost"]
+    t = Table(title="GPU-hours", title_justify="left")
+    t.add_column("")
+    t.add_column("GPU-hours", justify="right")
+    t.add_column("cost", justify="right")
+    t.add_column("share of cost", justify="right")
+    cost_total = float(gpu_cost or 0)
+
+    def share(cost: float) -> str:
+        return f"{100 * cost / cost_total:.1f}%" if cost_total else "-"
+
+    t.add_row("paid for (all GPUs)", _hours(gpu_hours), _money(gpu_cost), share(cost_total))
+    for r in idle.itertuples():
+        t.add_row(f"idle: {r.cause}", _hours(r.gpu_hours), _money(r.cost), share(r.cost or 0))
+    idle_hours, idle_cost = float(idle["gpu_hours"].sum()), float(idle["cost"].sum())
+    t.add_row(
+        "[bold]idle, all causes[/]",
+        f"[bold]{_hours(idle_hours)}[/]",
+        f"[bold]{_money(idle_cost)}[/]",
+        share(idle_cost),
+    )
+    console.print(t)
+
+    t = Table(title=f"Top 5 of {n_runs} runs by cost", title_justify="left")
+    for col in ("run", "name", "team", "kind", "state", "GPU-hours", "cost"):
+        t.add_column(col, justify="right" if col in ("GPU-hours", "cost") else "left")
+    for r in top.itertuples():
         t.add_row(
-            "[bold]idle, all causes[/]",
-            f"[bold]{_hours(idle_total)}[/]",
-            f"[bold]{_money(idle_cost)}[/]",
-            share,
+            _short(r.run_id, 30),
+            _short(r.job_name, 22),
+            str(r.team),
+            str(r.kind),
+            str(r.state),
+            _hours(r.gpu_hours),
+            _money(r.cost),
         )
-        console.print(t)
+    console.print(t)
 
-        n_runs = _query(con, "select count(*) from fct_runs")[0][0]
-        top = _query(
-            con,
-            "select c.run_id, r.job_name, r.team, r.kind, r.state, c.gpu_hours, c.cost "
-            "from fct_run_costs c join fct_runs r using (run_id) "
-            "order by c.cost desc nulls last limit 5",
-        )
-        t = Table(title=f"Top 5 of {n_runs} runs by cost", title_justify="left")
-        for col in ("run", "name", "team", "kind", "state", "GPU-hours", "cost"):
-            t.add_column(col, justify="right" if col in ("GPU-hours", "cost") else "left")
-        for run_id, name, team, kind, state, hours, cost in top:
-            t.add_row(
-                _short(run_id, 30),
-                _short(name, 22),
-                str(team),
-                str(kind),
-                str(state),
-                _hours(hours),
-                _money(cost),
-            )
-        console.print(t)
-
-        pue = _query(
-            con,
-            "select site, sum(facility_kwh) / nullif(sum(it_kwh), 0), "
-            "bool_or(it_energy_estimated) from fct_pue_daily group by 1 order by 1",
-        )
-        t = Table(title="PUE by site", title_justify="left")
-        t.add_column("site")
-        t.add_column("PUE", justify="right")
-        t.add_column("IT energy")
-        for site, value, estimated in pue:
-            t.add_row(
-                str(site),
-                "-" if value is None else f"{float(value):.3f}",
-                "estimated" if estimated else "metered",
-            )
-        console.print(t)
-
-        failed = _query(
-            con,
-            "select count(*), sum(c.cost), sum(c.lost_work_cost), "
-            "count(*) filter (where c.last_checkpoint_at is not null) "
-            "from fct_run_costs c join fct_runs r using (run_id) "
-            "where r.failure_class is not null",
-        )[0]
-        health = _query(
-            con,
-            "select sum(downtime_seconds) / 3600.0, sum(xid_count), sum(fatal_xid_count), "
-            "sum(thermal_throttle_gpu_seconds) / 3600.0, "
-            "cast(coalesce(sum(ecc_sbe_errors), 0) + coalesce(sum(ecc_dbe_errors), 0) as bigint), "
-            "cast(coalesce(sum(correctable_remapped_rows), 0) "
-            "+ coalesce(sum(uncorrectable_remapped_rows), 0) as bigint) "
-            "from fct_fleet_health_daily",
-        )[0]
-        stragglers = _query(con, "select count(distinct gpu_uuid) from fct_stragglers")[0][0]
-        t = Table(title="Failures and fleet health", title_justify="left")
-        t.add_column("")
-        t.add_column("value", justify="right")
-        t.add_row(f"failed runs ({failed[3]} with a checkpoint in their logs)", f"{failed[0]:,}")
-        t.add_row("  their cost", _money(failed[1]))
-        t.add_row("  work lost (since the last checkpoint, else the whole run)", _money(failed[2]))
-        t.add_row("node downtime", f"{_hours(health[0])} h")
-        t.add_row("XIDs (fatal)", f"{health[1] or 0:,} ({health[2] or 0:,})")
-        t.add_row("thermal throttling", f"{_hours(health[3])} GPU-h")
+    t = Table(title="PUE by site", title_justify="left")
+    t.add_column("site")
+    t.add_column("PUE", justify="right")
+    t.add_column("IT energy")
+    for r in pue.itertuples():
         t.add_row(
-            "ECC errors (single + double bit) / remapped rows", f"{health[4]:,} / {health[5]:,}"
+            str(r.site),
+            "-" if r.pue is None or r.pue != r.pue else f"{float(r.pue):.3f}",
+            "estimated" if r.estimated else "metered",
         )
-        t.add_row("straggler GPUs", f"{stragglers:,}")
-        console.print(t)
-    finally:
-        con.close()
+    console.print(t)
+
+    t = Table(title="Failures and fleet health", title_justify="left")
+    t.add_column("")
+    t.add_column("value", justify="right")
+    t.add_row(
+        f"failed runs ({int(failed['with_checkpoint'])} with a checkpoint in their logs)",
+        f"{int(failed['runs']):,}",
+    )
+    t.add_row("  their cost", _money(failed["cost"]))
+    t.add_row(
+        "  work lost (since the last checkpoint, else the whole run)",
+        _money(failed["lost_work_cost"]),
+    )
+    t.add_row("node downtime", f"{_hours(health['downtime_hours'])} h")
+    t.add_row("XIDs (fatal)", f"{int(health['xids']):,} ({int(health['fatal_xids']):,})")
+    t.add_row("thermal throttling", f"{_hours(health['thermal_throttle_gpu_hours'])} GPU-h")
+    t.add_row(
+        "ECC errors (single + double bit) / remapped rows",
+        f"{int(health['ecc_errors']):,} / {int(health['remapped_rows']):,}",
+    )
+    t.add_row("straggler GPUs", f"{int(health['straggler_gpus']):,}")
+    console.print(t)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

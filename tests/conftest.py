@@ -19,13 +19,11 @@ import pytest
 from fleetledger.generator import generate
 
 _REPO = Path(__file__).resolve().parents[1]
-# the shared real sample files: FLEETLEDGER_SAMPLES, else shared/ inside or beside the checkout,
-# else the workplace's copy
+# the shared real sample files: FLEETLEDGER_SAMPLES, else shared/ inside or beside the checkout
 SAMPLE_DIRS = (
     os.environ.get("FLEETLEDGER_SAMPLES"),
     _REPO / "shared" / "samples",
     _REPO.parent / "shared" / "samples",
-    "/work/shared/samples",
 )
 
 
@@ -116,3 +114,24 @@ def unlabelled_pipeline_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         hpc_job_labels=False,
     )
     return _run_fleet(home, FLEET_START, FLEET_DAYS)
+
+
+# Tests in tiers: a test that needs a built warehouse (a pipeline run over a generated fleet, or
+# a dbt build of hand-made landings) is marked `warehouse`; `pytest -m "not warehouse"` runs the
+# fast tier (readers, config, orchestration definitions, generator shapes).
+WAREHOUSE_FIXTURES = {
+    "pipeline_home",
+    "mig_pipeline_home",
+    "fleet_home",
+    "unlabelled_pipeline_home",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = getattr(item, "module", None)
+        builds = module is not None and (
+            hasattr(module, "dbt_build") or hasattr(module, "run_pipeline")
+        )
+        if builds or WAREHOUSE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.warehouse)

@@ -31,7 +31,6 @@ def samples() -> Path:
         os.environ.get("FLEETLEDGER_SAMPLES"),
         REPO / "shared" / "samples",
         REPO.parent / "shared" / "samples",
-        "/work/shared/samples",
     ):
         if c and (Path(c) / "azure").is_dir() and (Path(c) / "oci").is_dir():
             return Path(c)

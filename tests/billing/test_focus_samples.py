@@ -31,7 +31,6 @@ def focus_sample() -> Path:
         os.environ.get("FLEETLEDGER_SAMPLES"),
         REPO / "shared" / "samples",
         REPO.parent / "shared" / "samples",
-        "/work/shared/samples",
     ):
         if c and (Path(c) / "focus" / FOCUS_SAMPLE).is_file():
             return Path(c) / "focus" / FOCUS_SAMPLE

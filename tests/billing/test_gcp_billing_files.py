@@ -33,7 +33,6 @@ def gcp_samples() -> Path:
         os.environ.get("FLEETLEDGER_SAMPLES"),
         REPO / "shared" / "samples",
         REPO.parent / "shared" / "samples",
-        "/work/shared/samples",
     ):
         if c and (Path(c) / "gcp-billing").is_dir():
             return Path(c) / "gcp-billing"

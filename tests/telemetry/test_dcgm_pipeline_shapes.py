@@ -30,6 +30,9 @@ from fleetledger.generator import fleet as F
 from fleetledger.generator import generate
 from fleetledger.generator.telemetry import IDLE_W
 
+# runs the whole pipeline over a generated fleet in every DCGM shape
+pytestmark = pytest.mark.warehouse
+
 START = date(2026, 10, 2)
 SHAPES = {"aws": "nvidia_smi_csv", "gcp": "prometheus_range_json", "onprem": "nvidia_smi_csv"}
 STATES = ("busy", "allocated_idle", "unallocated", "down")
