@@ -352,3 +352,49 @@ def fleet_health(con: Con) -> pd.DataFrame:
         from main.fct_fleet_health_daily
         """,
     )
+
+
+# ------------------------------------------------------------------ runs (the analyst notebook)
+
+
+def run_costs(con: Con) -> pd.DataFrame:
+    """Every column of fct_run_costs, one row per run."""
+    return _query(con, "select * from main.fct_run_costs")
+
+
+def runs(con: Con) -> pd.DataFrame:
+    """Who ran each run and how it ended (fct_runs)."""
+    return _query(
+        con,
+        """
+        select run_id, scheduler, cluster, job_id, attempt, user_name, account, queue, kind,
+               state, failure_class, started_at, ended_at, gpus
+        from main.fct_runs
+        """,
+    )
+
+
+def run_cost_totals(con: Con) -> pd.DataFrame:
+    """fct_run_costs summed by DuckDB, one row: runs, cost, gpu_hours, allocated_idle_cost."""
+    return _query(
+        con,
+        """
+        select count(*) as runs,
+               cast(coalesce(sum(cost), 0) as double) as cost,
+               cast(coalesce(sum(gpu_hours), 0) as double) as gpu_hours,
+               cast(coalesce(sum(allocated_idle_cost), 0) as double) as allocated_idle_cost
+        from main.fct_run_costs
+        """,
+    )
+
+
+def run_cost_by_team(con: Con) -> pd.DataFrame:
+    """Direct run cost per team (fct_run_costs). Columns: team, cost."""
+    return _query(
+        con,
+        """
+        select coalesce(team, '(none)') as team, cast(coalesce(sum(cost), 0) as double) as cost
+        from main.fct_run_costs
+        group by 1
+        """,
+    )
