@@ -61,27 +61,37 @@ cadence as (
 
 site_meters as (
 
-    select
-        site,
-        meter,
-        meter_kind,
-        max(case when meter in (select host from hosts) then 1 else 0 end) as is_node_meter
+    select distinct
+        readings.site,
+        readings.meter,
+        readings.meter_kind,
+        hosts.host is not null as is_node_meter
     from readings
-    group by site, meter, meter_kind
+    left join hosts
+        on hosts.host = readings.meter
 
 ),
 
-site_rules as (
+config_rules as (
+
+    -- what the config says of each site's meters
+    select
+        site,
+        max(case when is_it_total then 1 else 0 end) as has_it_totals,
+        max(case when parent_meter is not null then 1 else 0 end) as has_hierarchy
+    from meters
+    group by site
+
+),
+
+site_it as (
 
     select
-        site_meters.site,
-        max(case when meters.is_it_total then 1 else 0 end) as has_it_totals,
-        max(case when site_meters.meter_kind = 'it' and site_meters.is_node_meter = 0 then 1 else 0 end)
+        site,
+        max(case when meter_kind = 'it' and not is_node_meter then 1 else 0 end)
             as has_site_it_meters
     from site_meters
-    left join meters
-        on meters.site = site_meters.site
-    group by site_meters.site
+    group by site
 
 ),
 
@@ -95,22 +105,39 @@ classified as (
         case
             when site_meters.meter_kind = 'facility'
                 then child.meter is null
-            when site_rules.has_it_totals = 1
+            when coalesce(config_rules.has_it_totals, 0) = 1
                 then total.meter is not null
-            when exists (select 1 from meters where meters.site = site_meters.site and meters.parent_meter is not null)
+            when coalesce(config_rules.has_hierarchy, 0) = 1
                 then child.meter is null
-            when site_rules.has_site_it_meters = 1
-                then site_meters.is_node_meter = 0
+            when site_it.has_site_it_meters = 1
+                then not site_meters.is_node_meter
             else true
         end as counts_for_site
     from site_meters
-    inner join site_rules
-        on site_rules.site = site_meters.site
+    inner join site_it
+        on site_it.site = site_meters.site
+    left join config_rules
+        on config_rules.site = site_meters.site
     left join meters as total
         on total.site = site_meters.site and total.meter = site_meters.meter and total.is_it_total
     left join meters as child
         on child.site = site_meters.site and child.meter = site_meters.meter
         and child.parent_meter is not null
+
+),
+
+with_staleness as (
+
+    -- how long each reading stays valid: the configured staleness, else 2 x the meter's median
+    -- interval (a meter with one reading: nothing past itself)
+    select
+        ordered.*,
+        cadence.median_interval_seconds,
+        coalesce(settings.stale_after, 2 * cadence.median_interval_seconds, 0) as stale_after
+    from ordered
+    cross join settings
+    left join cadence
+        on cadence.site = ordered.site and cadence.meter = ordered.meter
 
 ),
 
@@ -122,17 +149,12 @@ final as (
         ordered.meter_kind,
         ordered.kw,
         ordered.t as valid_from,
-        least(
-            coalesce(ordered.next_t, ordered.t + coalesce(settings.stale_after, 2 * cadence.median_interval_seconds, 0)),
-            ordered.t + coalesce(settings.stale_after, 2 * cadence.median_interval_seconds, 0)
-        ) as valid_to,
-        cadence.median_interval_seconds,
-        classified.is_node_meter = 1 as is_node_meter,
+        least(coalesce(ordered.next_t, ordered.t + ordered.stale_after), ordered.t + ordered.stale_after)
+            as valid_to,
+        ordered.median_interval_seconds,
+        classified.is_node_meter,
         classified.counts_for_site
-    from ordered
-    cross join settings
-    left join cadence
-        on cadence.site = ordered.site and cadence.meter = ordered.meter
+    from with_staleness as ordered
     inner join classified
         on classified.site = ordered.site
         and classified.meter = ordered.meter
