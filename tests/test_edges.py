@@ -161,7 +161,9 @@ def edge_config() -> Config:
         ],
         sites={
             "dc9": {"meter_parents": {f"pdu-{i}": "ups-1" for i in range(1, 5)}},
-            "dc8": {"it_meters": ["ups-8"]},
+            # `ups-8x` is a typo: the hierarchy names a meter no reading shows (dc8's IT total
+            # comes from `it_meters`, so its figures do not depend on it)
+            "dc8": {"it_meters": ["ups-8"], "meter_parents": {"pdu-8": "ups-8x"}},
         },
     )
 
@@ -411,6 +413,11 @@ def test_meters_never_add_a_child_to_its_parent(edge) -> None:
     rows = edge.execute(
         "select site, day, it_kwh, facility_kwh, pue from fct_pue_daily order by site, day"
     ).fetchall()
+    # the typo in dc8's config is named, never silently applied
+    msg = one(
+        edge, "select message from fct_data_health where \"check\" = 'meter_not_found:dc8:ups-8x'"
+    )
+    assert msg.startswith("sites.dc8.meter_parents names meter ups-8x, which has no power readings")
     assert rows == [
         ("dc8", D1, pytest.approx(720.0), pytest.approx(1080.0), pytest.approx(1.5)),
         ("dc8", D2, pytest.approx(720.0), pytest.approx(1080.0), pytest.approx(1.5)),

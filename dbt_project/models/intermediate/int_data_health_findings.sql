@@ -1,7 +1,7 @@
 -- What this build found that a user must hear about (DESIGN.md, "Data health"), one row per
 -- source, day and check: telemetry gaps, DCGM hosts outside the inventory (and hosts taken from
--- a Kubernetes `node` label), bill lines that match no node, and marts that cannot be computed
--- from the sources present. fct_data_health adds the run and the findings of earlier runs.
+-- a Kubernetes `node` label), bill lines that match no node, marts that cannot be computed
+-- from the sources present, and config meter names no reading shows. fct_data_health adds the run and the findings of earlier runs.
 with
 
 gaps as (
@@ -132,6 +132,46 @@ marts_missing as (
 
 ),
 
+config_meter_names as (
+
+    select site, meter, case when is_it_total then 'it_meters' else 'meter_parents' end as key
+    from {{ ref('stg_config__meters') }}
+    union
+    select site, parent_meter as meter, 'meter_parents' as key
+    from {{ ref('stg_config__meters') }}
+    where parent_meter is not null
+
+),
+
+meters_seen as (
+
+    select distinct site, meter from {{ ref('stg_power__readings') }}
+
+),
+
+meters_unseen as (
+
+    -- a config that names a meter the site's readings never show (a typo): without it a child
+    -- can be added to its parent, or IT energy falls back to an estimate
+    select
+        'config' as source,
+        cast(null as date) as day,
+        'meter_not_found:' || config_meter_names.site || ':' || config_meter_names.meter
+            as check_name,
+        'warning' as severity,
+        cast(0 as bigint) as count,
+        'sites.' || config_meter_names.site || '.' || config_meter_names.key || ' names meter '
+            || config_meter_names.meter || ', which has no power readings at site '
+            || config_meter_names.site || ': check the name (the site''s IT energy does not'
+            || ' follow the config while it is wrong)' as message
+    from config_meter_names
+    left join meters_seen
+        on meters_seen.site = config_meter_names.site
+        and meters_seen.meter = config_meter_names.meter
+    where meters_seen.meter is null
+
+),
+
 final as (
 
     select * from telemetry_gaps
@@ -143,6 +183,8 @@ final as (
     select * from unmatched_lines
     union all
     select * from marts_missing
+    union all
+    select * from meters_unseen
 
 )
 
