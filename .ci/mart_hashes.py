@@ -47,7 +47,19 @@ def mart_hashes(warehouse: Path) -> dict[str, str]:
         ]
         out = {}
         for name in names:
-            frame = pl.from_arrow(con.sql(f'select * from "{name}"').to_arrow_table())
+            columns = con.execute(
+                "select column_name, data_type from information_schema.columns "
+                "where table_name = ? order by ordinal_position",
+                [name],
+            ).fetchall()
+            # nested values (lists, structs, maps) are compared as their text
+            select = ", ".join(
+                f'cast("{c}" as varchar) as "{c}"'
+                if any(k in t for k in ("[]", "STRUCT", "MAP"))
+                else f'"{c}"'
+                for c, t in columns
+            )
+            frame = pl.from_arrow(con.sql(f'select {select} from "{name}"').to_arrow_table())
             frame = frame.drop([c for c in frame.columns if c in RUN_COLUMNS])
             frame = frame.sort(frame.columns, nulls_last=True)
             buf = io.BytesIO()
