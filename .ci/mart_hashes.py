@@ -7,7 +7,8 @@ Each fleet (the test suite's small fleet, the MIG fleet and the unlabelled fleet
 into a temporary home and run through `run_pipeline`; every `fct_*` / `dim_*` relation of the
 published warehouse is read whole, ordered by all its columns, and hashed (sha256 of its CSV).
 The generator's files are hashed too
-(`<fleet>.files`). Run-dependent columns (the run id and time of the data-health history) are left out.
+(`<fleet>.files`). Run-dependent columns (the run id and time of the data-health history) are
+left out.
 """
 
 from __future__ import annotations
