@@ -7,7 +7,7 @@ Writes dcgm-exporter scrape files (plain text, as the exporter serves them: HELP
 10-label series, a millisecond timestamp on every sample) for a generated fleet into a temporary
 folder, then times, on the same files held in memory:
 
-- `ingest.dcgm.parse_text` (what `read_dcgm_text` runs), on every file: the best of `--repeat`
+- `ingest.telemetry.dcgm.parse_text` (what `read_dcgm_text` runs), on every file: the best of `--repeat`
   runs, wall clock and process CPU time;
 - `prometheus_client.parser.text_string_to_metric_families` (a dev dependency), which is slow
   enough that it runs on the first files only (`--client-samples`); ours is timed on exactly
@@ -35,7 +35,7 @@ import polars as pl
 from fleetledger.generator.dcgm_text import scrape_frame
 from fleetledger.generator.fleet import DAY, build_fleet
 from fleetledger.generator.telemetry import GpuSeries, node_series
-from ingest.dcgm import parse_text
+from ingest.telemetry.dcgm import parse_text
 
 SCRAPE_S = 30  # dcgm-exporter's default collection interval
 START = date(2026, 10, 1)

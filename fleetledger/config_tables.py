@@ -200,7 +200,7 @@ def record_accounted_days(home: Path, days: Iterable[date]) -> list[Path]:
     """Record `days` as accounted (DESIGN.md, "From samples to seconds"): one partition each
     under `raw/accounted_days/pipeline/date=YYYY-MM-DD/`, replaced whole, so recording a day
     again never duplicates it. The hour spine of every day mart is the union of these days."""
-    from ingest.landing import land
+    from ingest.core.landing import land
 
     now = datetime.now(UTC)
     written = []

@@ -67,7 +67,7 @@ def run_findings(warehouse: Path, run_id: str) -> list[Finding]:
 def record_run_findings(home: Path, warehouse: Path, run_id: str, day: date) -> Path | None:
     """Append run `run_id`'s findings to the log in the landing zone (written once per run:
     recording the same run again replaces its file, never duplicates it)."""
-    from ingest.landing import land_record
+    from ingest.core.landing import land_record
 
     df = _frame(warehouse, run_id)
     if df.height == 0:

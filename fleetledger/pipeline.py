@@ -129,7 +129,7 @@ def _error_text(error: Any) -> str:
     cls = getattr(inner, "cls_name", None) or ""
     message = _ANSI.sub("", getattr(inner, "message", None) or str(inner)).strip()
     if cls:
-        # "IngestError: ingest.errors.IngestError: ..." → "IngestError: ..."
+        # "IngestError: ingest.core.errors.IngestError: ..." → "IngestError: ..."
         prefix = re.compile(rf"^(?:[A-Za-z_][\w.]*\.)?{re.escape(cls)}: ")
         while prefix.match(message):
             message = prefix.sub("", message, count=1)

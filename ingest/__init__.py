@@ -5,7 +5,7 @@ in the shape of a landing table (docs/landing.md) and a quarantine frame of reje
 `ingest.registry.ingest_source` reads a configured source and lands it.
 """
 
-from ingest.common import ReadResult
-from ingest.errors import IngestError
+from ingest.core.common import ReadResult
+from ingest.core.errors import IngestError
 
 __all__ = ["IngestError", "ReadResult"]

@@ -24,11 +24,11 @@ from typing import Any
 import polars as pl
 
 from fleetledger.config import Config, Source
-from ingest.billing import KIND_TABLES as BILLING_KIND_TABLES
-from ingest.billing import ingest_billing
-from ingest.common import ReadResult, expand
-from ingest.errors import IngestError
-from ingest.landing import (
+from ingest.billing.periods import KIND_TABLES as BILLING_KIND_TABLES
+from ingest.billing.periods import ingest_billing
+from ingest.core.common import ReadResult, expand
+from ingest.core.errors import IngestError
+from ingest.core.landing import (
     empty_frame,
     land,
     land_frames,
@@ -46,7 +46,7 @@ KIND_TABLES = {
     "kueue": "kueue_workloads",
     "run_logs": "run_log_checkpoints",
 }
-#: gcp_billing (files or bigquery://), focus, azure_cost, oci_cost, gcp_catalog: ingest/billing.py
+#: gcp_billing (files or bigquery://), focus, azure_cost, oci_cost, gcp_catalog: ingest/billing/periods.py
 KIND_TABLES.update(BILLING_KIND_TABLES)
 #: (kind, option `format`) → landing table, where a format lands a table of its own
 FORMAT_TABLES = {
@@ -96,31 +96,31 @@ def _reader(kind: str, source: Source) -> Callable[[Path, date | None], ReadResu
     opts: dict[str, Any] = dict(source.options)
     name = source.name
     if kind == "dcgm":
-        from ingest.dcgm import read_dcgm
+        from ingest.telemetry.dcgm import read_dcgm
 
         return lambda p, d: read_dcgm(p, source=name, options=opts)
     if kind == "slurm":
-        from ingest.slurm import read_sacct
+        from ingest.scheduler.slurm import read_sacct
 
         return lambda p, d: read_sacct(p, source=name, options=opts, snapshot_date=d)
     if kind == "kubernetes" and opts.get("format") == "kube_state_metrics":
-        from ingest.kubernetes_ksm import read_ksm
+        from ingest.scheduler.kubernetes_ksm import read_ksm
 
         return lambda p, d: read_ksm(p, source=name, options=opts)
     if kind == "kueue":
-        from ingest.kueue import read_workloads
+        from ingest.scheduler.kueue import read_workloads
 
         return lambda p, d: read_workloads(p, source=name, options=opts)
     if kind == "kubernetes":
-        from ingest.kubernetes import read_pods
+        from ingest.scheduler.kubernetes import read_pods
 
         return lambda p, d: read_pods(p, source=name, options=opts)
     if kind == "power":
-        from ingest.power import read_power
+        from ingest.telemetry.power import read_power
 
         return lambda p, d: read_power(p, source=name, options=opts)
     if kind == "gcp_billing":
-        from ingest.gcp_billing import read_gcp_billing_jsonl
+        from ingest.billing.gcp_billing import read_gcp_billing_jsonl
 
         return lambda p, d: read_gcp_billing_jsonl(p, source=name)
     raise IngestError(f"source {source.name}: kind {kind!r} is not supported yet")
@@ -232,7 +232,7 @@ def source_table(source: Source) -> str:
 
 
 def _is_sacct_command(location: str, source: Source) -> bool:
-    from ingest.slurm import is_command_source
+    from ingest.scheduler.slurm import is_command_source
 
     return is_command_source(location, dict(source.options))
 
@@ -244,7 +244,7 @@ def _ingest_sacct_command(
     requested UTC day window, never once per job, and land each day's output as that day's
     partition (`x_snapshot_date` = the day). Every window runs before anything is landed, so a
     failing call lands nothing."""
-    from ingest.slurm import run_sacct
+    from ingest.scheduler.slurm import run_sacct
 
     opts = dict(source.options)
     results = [(day, run_sacct(day, source=source.name, options=opts)) for day in days]
@@ -434,9 +434,9 @@ def _ingest_aws_cur(
     s3://), replacing the period whole, then record the delivery (`aws_cur_deliveries`). A
     period with no manifest lands empty. A period that fails to read raises before anything of
     it is landed."""
-    from ingest.aws_cur import CurExport
-    from ingest.aws_deliveries import cur_source_totals, record_delivery
-    from ingest.billing import TOTALS_TABLE
+    from ingest.billing.aws_cur import CurExport
+    from ingest.billing.aws_deliveries import cur_source_totals, record_delivery
+    from ingest.billing.periods import TOTALS_TABLE
 
     export = CurExport(location, dict(source.options))
     latest = export.latest()
@@ -486,7 +486,7 @@ def _ingest_billing(
     if kind == "aws_cur":
         _ingest_aws_cur(source, table, location, periods, home, report)
         return
-    raise AssertionError(f"{kind} is landed by ingest.billing")
+    raise AssertionError(f"{kind} is landed by ingest.billing.periods")
 
 
 NODE_EVENTS_TABLE = "slurm_node_events"
@@ -500,7 +500,7 @@ def _ingest_node_events(
     TimeStart. Lands the requested days, plus the start day of every event that overlaps them
     (an outage that began earlier and closed since is replaced by its closed row). Rejected
     lines go to `raw/quarantine/<source>.events/` (the jobs' quarantine is not touched)."""
-    from ingest.slurm_events import read_node_events
+    from ingest.scheduler.slurm_events import read_node_events
 
     location = cfg.resolve(str(source.options["events"]))
     if "://" in location:
@@ -543,10 +543,10 @@ def _ingest_prometheus(
     source: Source, table: str, url: str, days: list[date], home: Path, report: IngestReport
 ) -> None:
     """dcgm from a live Prometheus (option `format: prometheus_api`, location = its URL): each
-    day is asked for chunk by chunk (ingest/dcgm_prometheus.py), checkpointed under
+    day is asked for chunk by chunk (ingest/telemetry/dcgm_prometheus.py), checkpointed under
     `<home>/state/dcgm_prometheus/<source>/date=D/` and landed whole; the checkpoints of a
     landed day are deleted, those of a failed day let the next run resume."""
-    from ingest.dcgm_prometheus import Checkpoints, read_prometheus_day
+    from ingest.telemetry.dcgm_prometheus import Checkpoints, read_prometheus_day
 
     for day in days:
         partition = f"date={day.isoformat()}"
@@ -570,7 +570,7 @@ def _ingest_run_logs(
     requested day is replaced whole, so re-landing a day never duplicates a marker. A rejected
     marker goes to its own day's quarantine partition when its time is known, else to the day
     most of its file's markers fall on, else to the first requested day."""
-    from ingest.run_logs import PARTITION_DAY, UNMATCHED_WARNING, RunLogOptions, read_run_log
+    from ingest.scheduler.run_logs import PARTITION_DAY, UNMATCHED_WARNING, RunLogOptions, read_run_log
 
     unmatched_suffix = f": {UNMATCHED_WARNING}"
 

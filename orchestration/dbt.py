@@ -226,9 +226,9 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         os.environ["FLEETLEDGER_HOME"] = str(home)  # dbt's profile reads it
         (home / "build").mkdir(parents=True, exist_ok=True)
         try:
-            from ingest.landing import write_schema_files
+            from ingest.core.landing import write_schema_files
         except ImportError:
-            context.log.warning("ingest.landing.write_schema_files is not available")
+            context.log.warning("ingest.core.landing.write_schema_files is not available")
         else:
             write_schema_files(home)
         dbt_vars = {

@@ -1,7 +1,7 @@
 """Asset checks beside the ingest assets: the landing table's Great Expectations suite on each
 partition the run landed, and for billing sources the landed totals against the source's own.
 
-- `landing_expectations` (blocking): `ingest.quality.validate_partition` on every partition of
+- `landing_expectations` (blocking): `ingest.core.quality.validate_partition` on every partition of
   the source that the run's days touch (billing: the months of the days and the months next to
   them, where a run may land usage of a neighbouring invoice month; daily tables: the days;
   Cloud Catalog: the newest fetch). A failed expectation fails the run before dbt reads it.
@@ -12,7 +12,7 @@ partition the run landed, and for billing sources the landed totals against the 
 
 `landing_checks(source, table, ...)` builds them for any source, so a telemetry or scheduler
 group can add the expectations check for its sources once its table has a suite
-(`ingest.quality.register_suite`).
+(`ingest.core.quality.register_suite`).
 """
 
 from collections.abc import Iterable
@@ -113,7 +113,7 @@ def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
         ),
     )
     def _check(context: AssetCheckExecutionContext, fleet: FleetResource) -> AssetCheckResult:
-        from ingest.quality import validate_partition
+        from ingest.core.quality import validate_partition
 
         home = fleet.home_path
         partitions = landed_partitions(home, table, name, kind, run_days(context))
@@ -149,7 +149,7 @@ def totals_checks(source: Source, table: str) -> list[AssetChecksDefinition]:
     kind = source.kind
 
     def run(context: AssetCheckExecutionContext, fleet: FleetResource) -> list[Any]:
-        from ingest.quality import reconcile_totals
+        from ingest.core.quality import reconcile_totals
 
         home = fleet.home_path
         partitions = landed_partitions(home, table, name, kind, run_days(context))

@@ -1,5 +1,5 @@
 """Asset checks beside the telemetry and scheduler ingest assets: the landing table's Great
-Expectations suite (ingest/quality_telemetry.py) on each day partition the run landed, with the
+Expectations suite (ingest/core/quality_landed.py) on each day partition the run landed, with the
 source's quarantined rows counted by reason in the check's metadata.
 
 The check (`landing_expectations`) is not blocking: telemetry that breaks a range or arrives out
@@ -40,7 +40,7 @@ def max_days() -> int:
 
 
 def _suite_tables() -> tuple[str, ...]:
-    from ingest.quality_telemetry import TABLES
+    from ingest.core.quality_landed import TABLES
 
     return TABLES
 
@@ -59,7 +59,7 @@ def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
         ),
     )
     def _check(context: AssetCheckExecutionContext, fleet: FleetResource) -> AssetCheckResult:
-        from ingest.quality_telemetry import quarantine_counts, validate_landed
+        from ingest.core.quality_landed import quarantine_counts, validate_landed
 
         home = fleet.home_path
         partitions = landed_partitions(home, table, name, source.kind, run_days(context))

@@ -88,7 +88,7 @@ def _dump_cursor(state: dict[str, dict[str, str]]) -> str:
 
 def list_manifests(cfg: Config, source: Source) -> dict[str, tuple[str, str]]:
     """Manifest key → (billing period, version) for one aws_cur source."""
-    from ingest.aws_cur import CurExport
+    from ingest.billing.aws_cur import CurExport
 
     export = CurExport(cfg.resolve(source.location), dict(source.options))
     return {m.key: (m.period, m.version) for m in export.manifests()}
@@ -111,7 +111,7 @@ def aws_cur_sensor(
         ),
     )
     def aws_cur_manifests(context: SensorEvaluationContext, fleet: FleetResource) -> SensorResult:
-        from ingest.errors import IngestError
+        from ingest.core.errors import IngestError
 
         cfg = fleet.load_config()
         previous = _load_cursor(context.cursor)

@@ -32,7 +32,7 @@ from dbt_in_process import dbt_build
 
 from fleetledger.config import Config
 from fleetledger.config_tables import record_accounted_days, write_config_tables
-from ingest.landing import land, polars_schema, write_schema_files
+from ingest.core.landing import land, polars_schema, write_schema_files
 
 D1, D2 = date(2026, 11, 16), date(2026, 11, 17)
 T1 = datetime(2026, 11, 16, tzinfo=UTC)

@@ -30,7 +30,7 @@ import pytest
 import yaml
 
 from fleetledger.generator.scheduler_files import EVENT_FIELDS
-from ingest.slurm_events import parse_node_events
+from ingest.scheduler.slurm_events import parse_node_events
 
 DBT_PROJECT = Path(__file__).resolve().parents[1] / "dbt_project"
 

@@ -28,8 +28,8 @@ from dagster import Definitions, SensorResult, build_sensor_context
 from fleetledger.generator import _config
 from fleetledger.generator.bill_files import BUCKET, EXPORT, PREFIX, write_cur
 from fleetledger.generator.fleet import build_fleet
-from ingest.aws_cur import CurExport
-from ingest.errors import IngestError
+from ingest.billing.aws_cur import CurExport
+from ingest.core.errors import IngestError
 from ingest.registry import ingest_source
 from orchestration.ingest_assets import build_ingest_assets
 from orchestration.resources import FleetResource

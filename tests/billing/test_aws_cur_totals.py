@@ -16,7 +16,7 @@ import pytest
 
 from fleetledger.generator.bill_files import EXPORT, write_cur
 from fleetledger.generator.fleet import build_fleet
-from ingest.quality import reconcile_totals
+from ingest.core.quality import reconcile_totals
 from ingest.registry import ingest_source
 
 FLEET_START = date(2026, 10, 30)

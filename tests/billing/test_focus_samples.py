@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from fleetledger.config import Config
-from ingest.errors import IngestError
+from ingest.core.errors import IngestError
 from ingest.registry import ingest_source
 
 REPO = Path(__file__).resolve().parents[2]

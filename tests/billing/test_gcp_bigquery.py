@@ -23,7 +23,7 @@ import pytest
 from test_gcp_billing_files import CSV_2020, CSV_2022, _nested, by_hand, gcp_samples
 
 from fleetledger.config import Config
-from ingest.errors import IngestError
+from ingest.core.errors import IngestError
 from ingest.registry import ingest_source
 
 PROJECT = "billing-admin"

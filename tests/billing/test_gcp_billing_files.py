@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fleetledger.config import Config
-from ingest.errors import IngestError
+from ingest.core.errors import IngestError
 from ingest.registry import ingest_source
 
 REPO = Path(__file__).resolve().parents[2]

@@ -194,7 +194,7 @@ def test_gpu_list_prices_are_fetched_and_cached(tmp_path: Path) -> None:
 
 
 def test_unknown_service_fails_naming_it(tmp_path: Path) -> None:
-    from ingest.errors import IngestError
+    from ingest.core.errors import IngestError
 
     with catalog_server() as (_, endpoint):
         cfg = Config.model_validate(

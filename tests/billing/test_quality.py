@@ -15,7 +15,7 @@ from test_focus_samples import DAY, focus_config, sample_rows, write_csv
 from test_gcp_billing_files import CSV_2020, gcp_samples
 
 from fleetledger.config import Config
-from ingest.quality import (
+from ingest.core.quality import (
     Suite,
     Within,
     reconcile_totals,

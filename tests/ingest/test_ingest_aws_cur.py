@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ingest.aws_cur import local_path, read_cur_export
-from ingest.errors import IngestError
+from ingest.billing.aws_cur import local_path, read_cur_export
+from ingest.core.errors import IngestError
 
 EXPORT = "fleet-cur"
 URI = f"s3://fleet-billing/cur2/{EXPORT}"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest.errors import IngestError
-from ingest.kubernetes import read_pods
-from ingest.landing import polars_schema
+from ingest.core.errors import IngestError
+from ingest.scheduler.kubernetes import read_pods
+from ingest.core.landing import polars_schema
 
 
 def _container(name: str, limits: dict | None = None, requests: dict | None = None) -> dict:

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ingest.errors import IngestError
-from ingest.landing import (
+from ingest.core.errors import IngestError
+from ingest.core.landing import (
     CUR_COLUMNS,
     FIXED_TABLES,
     SCHEMAS,

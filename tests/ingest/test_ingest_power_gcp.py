@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest.errors import IngestError
-from ingest.gcp_billing import read_gcp_billing_jsonl
-from ingest.landing import polars_schema
-from ingest.power import read_power_csv
+from ingest.core.errors import IngestError
+from ingest.billing.gcp_billing import read_gcp_billing_jsonl
+from ingest.core.landing import polars_schema
+from ingest.telemetry.power import read_power_csv
 
 # --------------------------------------------------------------------------- power
 

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from fleetledger.config import Config, Source
-from ingest.errors import IngestError
-from ingest.landing import SCHEMAS
+from ingest.core.errors import IngestError
+from ingest.core.landing import SCHEMAS
 from ingest.registry import ingest_source
 
 D1, D2, D3 = date(2026, 11, 2), date(2026, 11, 3), date(2026, 11, 4)

@@ -8,9 +8,9 @@ import polars as pl
 import pytest
 from slurm_sample_columns import HB_COLUMNS, LEGACY_COLUMNS
 
-from ingest.errors import IngestError
-from ingest.landing import polars_schema
-from ingest.slurm import (
+from ingest.core.errors import IngestError
+from ingest.core.landing import polars_schema
+from ingest.scheduler.slurm import (
     _expand_ranges,
     expand_hostlist,
     gpus_from_gres,

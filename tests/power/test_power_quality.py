@@ -1,4 +1,4 @@
-"""Quality suites of the telemetry landings (ingest/quality_telemetry.py, Great Expectations):
+"""Quality suites of the telemetry landings (ingest/core/quality_landed.py, Great Expectations):
 the real samples pass; ranges, monotonic time and keys fail where broken."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import polars as pl
 
-from ingest.landing import land, polars_schema
-from ingest.power import read_power
-from ingest.quality import validate_frame
-from ingest.quality_telemetry import prepare, quarantine_counts, validate_landed
+from ingest.core.landing import land, polars_schema
+from ingest.telemetry.power import read_power
+from ingest.core.quality import validate_frame
+from ingest.core.quality_landed import prepare, quarantine_counts, validate_landed
 
 GPU09 = "power/cornell-biohpc-cbsugpu09-hourly-gpu-power-util-full.tsv"
 
@@ -120,7 +120,7 @@ def test_meter_kinds_and_quarantine_counts(tmp_path: Path) -> None:
     f.write_text(csv)
     r = read_power(f, source="meters")
     land(tmp_path, "power_readings", "meters", "date=2026-10-02", r.rows)
-    from ingest.landing import land_quarantine
+    from ingest.core.landing import land_quarantine
 
     land_quarantine(tmp_path, "meters", "date=2026-10-02", r.quarantine)
     ok = validate_landed(tmp_path, "power_readings", "meters", "date=2026-10-02")

@@ -13,10 +13,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest.errors import IngestError
-from ingest.landing import polars_schema
-from ingest.power import read_power
-from ingest.power_rollup import parse_rollup, read_node_gpu_rollup
+from ingest.core.errors import IngestError
+from ingest.core.landing import polars_schema
+from ingest.telemetry.power import read_power
+from ingest.telemetry.power_rollup import parse_rollup, read_node_gpu_rollup
 
 ROLLUP = {"format": "node_gpu_rollup"}
 GPU08 = "power/cornell-biohpc-cbsugpu08-hourly-gpu-power-util-first2000.tsv"

@@ -1,4 +1,4 @@
-"""Job log files → checkpoint markers (ingest/run_logs.py), landed by day (ingest/registry.py).
+"""Job log files → checkpoint markers (ingest/scheduler/run_logs.py), landed by day (ingest/registry.py).
 
 Every expected time below is worked out by hand from the line it comes from."""
 
@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 
 from fleetledger.config import Config, Source
-from ingest.errors import IngestError
+from ingest.core.errors import IngestError
 from ingest.registry import ingest_source
-from ingest.run_logs import RunLogOptions, parse_log_time, read_run_log
+from ingest.scheduler.run_logs import RunLogOptions, parse_log_time, read_run_log
 
 SLURM = {"scheduler": "slurm", "cluster": "onprem"}
 K8S = {"scheduler": "kubernetes", "cluster": "gke-ml"}
@@ -278,8 +278,8 @@ def test_bad_options_fail_the_ingest_naming_the_source(tmp_path: Path) -> None:
 
 
 def test_landing_suite_passes_and_flags_a_marker_of_another_day(tmp_path: Path) -> None:
-    from ingest.quality import validate_frame
-    from ingest.quality_telemetry import TABLES  # registers the suites
+    from ingest.core.quality import validate_frame
+    from ingest.core.quality_landed import TABLES  # registers the suites
 
     assert "run_log_checkpoints" in TABLES
 

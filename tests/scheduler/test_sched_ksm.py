@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 
 from fleetledger.config import Config, Source
-from ingest.kubernetes_ksm import parse_ksm, read_ksm
-from ingest.landing import polars_schema
+from ingest.scheduler.kubernetes_ksm import parse_ksm, read_ksm
+from ingest.core.landing import polars_schema
 from ingest.registry import ingest_source, source_table
 
 SCRAPE = datetime(2024, 7, 1, 12, tzinfo=UTC)

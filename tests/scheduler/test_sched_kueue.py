@@ -11,9 +11,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from ingest.errors import IngestError
-from ingest.kueue import parse_workloads, pod_template_gpus, read_workloads
-from ingest.landing import polars_schema
+from ingest.core.errors import IngestError
+from ingest.scheduler.kueue import parse_workloads, pod_template_gpus, read_workloads
+from ingest.core.landing import polars_schema
 
 T = "2024-07-01T{}Z"
 

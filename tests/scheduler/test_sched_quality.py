@@ -9,11 +9,11 @@ from pathlib import Path
 import polars as pl
 import yaml
 
-from ingest.kubernetes_ksm import parse_ksm
-from ingest.kueue import parse_workloads
-from ingest.quality import validate_frame
-from ingest.quality_telemetry import prepare
-from ingest.slurm import read_sacct
+from ingest.scheduler.kubernetes_ksm import parse_ksm
+from ingest.scheduler.kueue import parse_workloads
+from ingest.core.quality import validate_frame
+from ingest.core.quality_landed import prepare
+from ingest.scheduler.slurm import read_sacct
 
 HB = "slurm/hb-jobinfo-sacct-snowman-delim-gpu-steps.txt"
 GPU09 = "power/cornell-biohpc-cbsugpu09-hourly-gpu-power-util-full.tsv"

@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 
 from fleetledger.config import Config, Source
-from ingest.errors import IngestError
+from ingest.core.errors import IngestError
 from ingest.registry import ingest_source
-from ingest.slurm import DEFAULT_COLUMNS, run_sacct, sacct_command
+from ingest.scheduler.slurm import DEFAULT_COLUMNS, run_sacct, sacct_command
 
 FAKE_SACCT = """#!{python}
 import json, os, sys

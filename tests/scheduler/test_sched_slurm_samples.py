@@ -14,8 +14,8 @@ import polars as pl
 import pytest
 from slurm_sample_columns import HB_COLUMNS, LEGACY_COLUMNS
 
-from ingest.errors import IngestError
-from ingest.slurm import (
+from ingest.core.errors import IngestError
+from ingest.scheduler.slurm import (
     DEFAULT_COLUMNS,
     STATES,
     mem_from_tres,

@@ -13,9 +13,9 @@ import pyarrow.parquet as pq
 from dbt_in_process import dbt_build
 
 from fleetledger.config import Config, Source
-from ingest.kubernetes_ksm import parse_ksm
-from ingest.kueue import parse_workloads
-from ingest.landing import land, land_quarantine, write_schema_files
+from ingest.scheduler.kubernetes_ksm import parse_ksm
+from ingest.scheduler.kueue import parse_workloads
+from ingest.core.landing import land, land_quarantine, write_schema_files
 from ingest.registry import ingest_source
 
 DAY = date(2025, 3, 9)

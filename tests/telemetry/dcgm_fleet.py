@@ -18,8 +18,8 @@ from fleetledger.generator.dcgm_shapes import SHAPES, node_day_path, write_shape
 from fleetledger.generator.dcgm_text import scrape_frame
 from fleetledger.generator.fleet import DAY, build_fleet
 from fleetledger.generator.telemetry import node_series
-from ingest.common import ReadResult
-from ingest.dcgm import read_dcgm
+from ingest.core.common import ReadResult
+from ingest.telemetry.dcgm import read_dcgm
 
 START = date(2026, 10, 2)
 DAYS = 2

@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from dcgm_fleet import sorted_rows
 
-from ingest.common import ReadResult
-from ingest.dcgm import parse_text, read_dcgm
-from ingest.dcgm_json import parse_prometheus_json
+from ingest.core.common import ReadResult
+from ingest.telemetry.dcgm import parse_text, read_dcgm
+from ingest.telemetry.dcgm_json import parse_prometheus_json
 
 T0 = 1790899200000  # 2026-10-02 00:00:00 UTC, ms
 U0 = "GPU-00000000-0000-0000-0000-000000000000"

@@ -28,7 +28,7 @@ from dcgm_fleet import ShapeFleet, sorted_rows
 
 from fleetledger.config import Config, Source
 from fleetledger.generator.dcgm_text import METRICS
-from ingest.dcgm_prometheus import (
+from ingest.telemetry.dcgm_prometheus import (
     DEFAULT_METRICS,
     Chunk,
     day_chunks,
@@ -36,7 +36,7 @@ from ingest.dcgm_prometheus import (
     query_url,
     read_prometheus_day,
 )
-from ingest.errors import IngestError
+from ingest.core.errors import IngestError
 from ingest.registry import ingest_source
 
 #: every metric the generator's files hold (incl. the health fields of AWS and on-prem)

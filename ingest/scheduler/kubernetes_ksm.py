@@ -1,0 +1,168 @@
+"""kube-state-metrics scrapes (Prometheus text exposition, plain or gzip) → `k8s_gpu_requests`
+(kubernetes source option `format: kube_state_metrics`).
+
+The samples read are `kube_pod_container_resource_requests{namespace, pod, uid, container, node,
+resource="nvidia_com_gpu", unit="integer"} N [TIMESTAMP_MS]`; every other metric of the scrape is
+skipped. One row per pod, resource and sample time: the pod's containers summed (`containers`
+says how many series were summed). Parsing is vectorised the way ingest/telemetry/dcgm.py parses DCGM
+scrapes (its line reader, sample regex and label unescaping are reused): lines are filtered by
+metric name as strings first, so a full kube-state-metrics scrape costs one pass.
+
+Rejected (quarantine, with the reason): a sample line of the metric that does not parse, a value
+that is not a whole number ≥ 0, a sample without `namespace` or `pod`, and a container series
+repeated at the same time.
+
+Options: `cluster`; `scrape_time` (the time of samples without a timestamp; default the file's
+mtime); `metric` (default `kube_pod_container_resource_requests`; e.g. `…_limits`); `resource`
+(default `nvidia_com_gpu`; `nvidia.com/gpu` is the same resource).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ingest.core.common import ReadResult, quarantine_from
+from ingest.telemetry.dcgm import _SLOW_LINE, _VALUE, _default_time, _unescape, text_lines
+from ingest.core.errors import IngestError
+from ingest.core.landing import empty_quarantine, polars_schema
+
+TABLE = "k8s_gpu_requests"
+METRIC = "kube_pod_container_resource_requests"
+RESOURCE = "nvidia_com_gpu"
+_LABELS = ("namespace", "pod", "uid", "container", "node", "resource")
+
+
+def _resource_name(value: str | pl.Expr) -> Any:
+    """`nvidia.com/gpu` and `nvidia_com_gpu` name the same resource (KSM sanitises names)."""
+    if isinstance(value, str):
+        return value.replace(".", "_").replace("/", "_").replace("-", "_")
+    return value.str.replace_all(r"[./-]", "_")
+
+
+def _label(name: str) -> pl.Expr:
+    return _unescape(
+        pl.col("inner")
+        .str.extract(rf"(?:^|,)\s*{name}\s*=\s*({_VALUE})", 1)
+        .str.slice(1)
+        .str.head(-1)
+    )
+
+
+def parse_ksm(
+    data: bytes,
+    *,
+    source: str,
+    file: str,
+    default_time: datetime,
+    cluster: str | None = None,
+    metric: str = METRIC,
+    resource: str = RESOURCE,
+) -> ReadResult:
+    """Parse one kube-state-metrics scrape already in memory (see `read_ksm`)."""
+    schema = polars_schema(TABLE)
+    empty = ReadResult(pl.DataFrame(schema=schema), empty_quarantine(), files=[file])
+    if not data or data.isspace():
+        return empty
+    try:
+        lines = text_lines(data)
+    except (OSError, pl.exceptions.PolarsError) as err:
+        raise IngestError(f"not readable text: {err}".splitlines()[0], file=file) from None
+    lines = lines.filter(pl.col("line").str.starts_with(metric + "{"))
+    if lines.height == 0:
+        return empty
+    g = pl.col("line").str.extract_groups(_SLOW_LINE)
+    df = lines.with_columns(g=g).select(
+        "x_line_number",
+        "line",
+        name=pl.col("g").struct.field("1"),
+        inner=pl.col("g").struct.field("2"),
+        v=pl.col("g").struct.field("3"),
+        t=pl.col("g").struct.field("4"),
+    )
+    df = df.with_columns(
+        value=pl.col("v").cast(pl.Float64, strict=False),
+        ts=pl.col("t").cast(pl.Int64, strict=False),
+        **{k: _label(k) for k in _LABELS},
+    ).with_columns(
+        pl.col("resource").pipe(_resource_name),
+        x_source=pl.lit(source, pl.String),
+        x_source_file=pl.lit(file, pl.String),
+    )
+    # only the GPU resource: other resources (cpu, memory) are not rejects, just not wanted
+    df = df.filter(
+        pl.col("name").is_null() | (pl.col("name") != metric) | (pl.col("resource") == resource)
+    )
+    default_us = int(default_time.timestamp() * 1_000_000)
+    df = df.with_columns(
+        time=(pl.col("ts") * 1000)
+        .fill_null(default_us)
+        .cast(pl.Datetime("us"))
+        .dt.replace_time_zone("UTC")
+    )
+    reason = (
+        pl.when(pl.col("name").is_null() | (pl.col("name") != metric))
+        .then(pl.lit("unparseable sample line"))
+        .when(pl.col("value").is_null() | pl.col("value").is_nan())
+        .then(pl.format("value is not a number: {}", pl.col("v")))
+        .when(pl.col("t").is_not_null() & pl.col("ts").is_null())
+        .then(pl.format("timestamp is not an integer: {}", pl.col("t")))
+        .when((pl.col("value") < 0) | (pl.col("value") != pl.col("value").round(0)))
+        .then(pl.format("GPU request is not a whole number >= 0: {}", pl.col("v")))
+        .when(pl.col("namespace").is_null() | pl.col("pod").is_null())
+        .then(pl.lit("sample has no namespace or pod label"))
+        .otherwise(None)
+    )
+    df = df.with_columns(reason=reason)
+    key = pl.struct("time", "namespace", "pod", "uid", "container", "resource")
+    df = df.with_columns(
+        reason=pl.when(
+            pl.col("reason").is_null() & ~key.is_first_distinct().over(pl.col("reason").is_null())
+        )
+        .then(pl.lit("duplicate container series at the same time"))
+        .otherwise(pl.col("reason"))
+    )
+    bad = df.filter(pl.col("reason").is_not_null())
+    good = df.filter(pl.col("reason").is_null())
+    rows = (
+        good.group_by("time", "namespace", "pod", "uid", "node", "resource", maintain_order=True)
+        .agg(
+            containers=pl.len(),
+            gpus=pl.col("value").sum().round(0).cast(pl.Int64),
+            x_source=pl.col("x_source").first(),
+            x_source_file=pl.col("x_source_file").first(),
+            x_line_number=pl.col("x_line_number").min(),
+        )
+        .with_columns(
+            cluster=pl.lit(cluster, pl.String),
+            resource=pl.lit("nvidia.com/gpu" if resource == RESOURCE else resource, pl.String),
+        )
+        .sort("x_line_number")
+        .select(list(schema))
+        .cast(dict(schema))  # type: ignore[arg-type]
+    )
+    quarantine = quarantine_from(bad, pl.col("reason"), pl.col("line"))
+    return ReadResult(rows, quarantine, files=[file])
+
+
+def read_ksm(path: str | Path, *, source: str, options: dict[str, Any] | None = None) -> ReadResult:
+    """Read one kube-state-metrics scrape file (plain or gzip) into `k8s_gpu_requests` rows."""
+    path = Path(path)
+    options = options or {}
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise IngestError(f"cannot read file: {err.strerror or err}", file=path) from None
+    cluster = options.get("cluster")
+    return parse_ksm(
+        data,
+        source=source,
+        file=str(path),
+        default_time=_default_time(path, options),
+        cluster=str(cluster) if cluster is not None else None,
+        metric=str(options.get("metric", METRIC)),
+        resource=_resource_name(str(options.get("resource", RESOURCE))),
+    )
