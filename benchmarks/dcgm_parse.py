@@ -7,8 +7,8 @@ Writes dcgm-exporter scrape files (plain text, as the exporter serves them: HELP
 10-label series, a millisecond timestamp on every sample) for a generated fleet into a temporary
 folder, then times, on the same files held in memory:
 
-- `ingest.telemetry.dcgm.parse_text` (what `read_dcgm_text` runs), on every file: the best of `--repeat`
-  runs, wall clock and process CPU time;
+- `ingest.telemetry.dcgm.parse_text` (what `read_dcgm_text` runs), on every file: the best of
+  `--repeat` runs, wall clock and process CPU time;
 - `prometheus_client.parser.text_string_to_metric_families` (a dev dependency), which is slow
   enough that it runs on the first files only (`--client-samples`); ours is timed on exactly
   those files too, and the ratio is taken there.

@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from fleetledger.config import Config
+from ingest.core.landing import land
 
 TABLES = (
     "config_inventory",
@@ -200,8 +201,6 @@ def record_accounted_days(home: Path, days: Iterable[date]) -> list[Path]:
     """Record `days` as accounted (DESIGN.md, "From samples to seconds"): one partition each
     under `raw/accounted_days/pipeline/date=YYYY-MM-DD/`, replaced whole, so recording a day
     again never duplicates it. The hour spine of every day mart is the union of these days."""
-    from ingest.core.landing import land
-
     now = datetime.now(UTC)
     written = []
     for day in sorted(set(days)):

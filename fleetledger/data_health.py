@@ -18,6 +18,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from ingest.core.landing import land_record
+
 LOG_TABLE = "data_health_log"
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -67,8 +69,6 @@ def run_findings(warehouse: Path, run_id: str) -> list[Finding]:
 def record_run_findings(home: Path, warehouse: Path, run_id: str, day: date) -> Path | None:
     """Append run `run_id`'s findings to the log in the landing zone (written once per run:
     recording the same run again replaces its file, never duplicates it)."""
-    from ingest.core.landing import land_record
-
     df = _frame(warehouse, run_id)
     if df.height == 0:
         return None

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fleetledger.config import ConfigError, config_path, load_config
+from fleetledger.data_health import run_findings
 
 ProgressFn = Callable[[str], None]
 
@@ -97,6 +98,7 @@ def _maybe_redirect(target: IO[str], redirect: bool) -> Iterator[None]:
 
 
 def _validate_range(start: date, end: date) -> None:
+    # orchestration (Dagster) is imported when a run starts, not when the CLI does
     from orchestration.partitions import DAILY, PARTITIONS_START
 
     if end < start:
@@ -178,6 +180,8 @@ def run_pipeline(
                 f"{config_path(home)} (configured: {', '.join(configured_names) or 'none'})"
             )
 
+    # Dagster and the code location load when a run starts: the CLI imports this module at
+    # start-up, and `fleetledger --help` should not pay for Dagster and dbt
     from dagster import DagsterEventType, DagsterInstance
     from dagster._core.storage.tags import (
         ASSET_PARTITION_RANGE_END_TAG,
@@ -316,7 +320,5 @@ def run_pipeline(
         raise PipelineError(message, failures)
 
     if out.published is not None:
-        from fleetledger.data_health import run_findings
-
         out.health = run_findings(out.published, out.run_id)
     return out

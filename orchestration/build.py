@@ -13,15 +13,14 @@ from pathlib import Path
 from dagster import AssetKey, AssetsDefinition, Definitions
 
 from fleetledger.config import Config, config_path, fleetledger_home, load_config
-from orchestration.billing import billing_assets
+from orchestration.checks import source_checks
 from orchestration.config_assets import config_assets
 from orchestration.dbt import build_dbt_assets, dbt_resource
+from orchestration.ingest_assets import build_ingest_assets
 from orchestration.publish import publish_assets
 from orchestration.resources import FleetResource
-from orchestration.scheduler import scheduler_assets
 from orchestration.schedules import DAILY_JOB_NAME, daily_job, daily_schedule
 from orchestration.sensors import billing_sensors
-from orchestration.telemetry import telemetry_assets
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +37,8 @@ def build_definitions(home: Path | None = None) -> Definitions:
     home = (home or fleetledger_home()).resolve()
     cfg = load_optional_config(home)
 
-    assets: list[AssetsDefinition] = [
-        *billing_assets(cfg),
-        *telemetry_assets(cfg),
-        *scheduler_assets(cfg),
-    ]
+    # one ingest asset per configured source, with its checks, from the kind registry
+    assets: list[AssetsDefinition] = [*build_ingest_assets(cfg), *source_checks(cfg)]
     configured = config_assets(cfg)
     assets += configured
     dbt = build_dbt_assets(cfg, has_config_asset=bool(configured))

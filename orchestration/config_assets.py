@@ -5,6 +5,7 @@ from datetime import date
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, asset
 
 from fleetledger.config import Config
+from fleetledger.config_tables import record_accounted_days, write_config_tables
 from orchestration.partitions import DAILY, SINGLE_RUN
 from orchestration.resources import FleetResource
 
@@ -27,8 +28,6 @@ def config_assets(cfg: Config | None) -> list[AssetsDefinition]:
         "`raw/config_*` Parquet tables for dbt.",
     )
     def config_tables(context: AssetExecutionContext, fleet: FleetResource) -> MaterializeResult:
-        from fleetledger.config_tables import record_accounted_days, write_config_tables
-
         cfg = fleet.load_config()
         write_config_tables(cfg, fleet.home_path)
         key_range = context.partition_key_range

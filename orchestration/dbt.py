@@ -26,6 +26,7 @@ from dagster_dbt import (
 )
 
 from fleetledger.config import Config, HealthSettings, config_path
+from ingest.core.landing import write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
 from orchestration.ingest_assets import kinds_landing, raw_asset_key
 from orchestration.partitions import DAILY, SINGLE_RUN
@@ -225,12 +226,8 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         key_range = context.partition_key_range
         os.environ["FLEETLEDGER_HOME"] = str(home)  # dbt's profile reads it
         (home / "build").mkdir(parents=True, exist_ok=True)
-        try:
-            from ingest.core.landing import write_schema_files
-        except ImportError:
-            context.log.warning("ingest.core.landing.write_schema_files is not available")
-        else:
-            write_schema_files(home)
+        # every landing table has a schema file, so dbt reads a table no source fills
+        write_schema_files(home)
         dbt_vars = {
             "start_date": key_range.start,
             "end_date": key_range.end,

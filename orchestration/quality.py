@@ -10,9 +10,8 @@ partition the run landed, and for billing sources the landed totals against the 
 - `source_totals_match` (warning): landed == the source's own total; it fails, naming the
   amounts, when rows were quarantined.
 
-`landing_checks(source, table, ...)` builds them for any source, so a telemetry or scheduler
-group can add the expectations check for its sources once its table has a suite
-(`ingest.core.quality.register_suite`).
+`landing_checks(source, table, ...)` builds them for one source; orchestration/checks.py picks
+them for every source whose kind's suite is `blocking` (ingest/registry.py).
 """
 
 from collections.abc import Iterable
@@ -29,15 +28,11 @@ from dagster import (
     asset_check,
 )
 
-from fleetledger.config import Config, Source
+from fleetledger.config import Source
+from ingest.billing.reconcile import reconcile_totals
+from ingest.core.quality import validate_partition
 from orchestration.ingest_assets import raw_asset_key, source_landing_table
 from orchestration.resources import FleetResource
-
-#: billing kinds whose landing has a suite, and those that record their source totals
-CHECKED_KINDS = frozenset(
-    {"aws_cur", "gcp_billing", "gcp_catalog", "focus", "azure_cost", "oci_cost"}
-)
-TOTALS_KINDS = frozenset({"aws_cur", "gcp_billing", "focus", "azure_cost", "oci_cost"})
 
 
 def _month(d: date) -> date:
@@ -113,8 +108,6 @@ def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
         ),
     )
     def _check(context: AssetCheckExecutionContext, fleet: FleetResource) -> AssetCheckResult:
-        from ingest.core.quality import validate_partition
-
         home = fleet.home_path
         partitions = landed_partitions(home, table, name, kind, run_days(context))
         results = [validate_partition(home, table, name, p) for p in partitions]
@@ -149,8 +142,6 @@ def totals_checks(source: Source, table: str) -> list[AssetChecksDefinition]:
     kind = source.kind
 
     def run(context: AssetCheckExecutionContext, fleet: FleetResource) -> list[Any]:
-        from ingest.core.quality import reconcile_totals
-
         home = fleet.home_path
         partitions = landed_partitions(home, table, name, kind, run_days(context))
         return [reconcile_totals(home, table, name, p) for p in partitions]
@@ -223,14 +214,3 @@ def landing_checks(
     if totals:
         checks += totals_checks(source, table)
     return checks
-
-
-def billing_checks(cfg: Config | None) -> list[AssetChecksDefinition]:
-    """The checks of every configured billing source."""
-    if cfg is None:
-        return []
-    out: list[AssetChecksDefinition] = []
-    for source in cfg.sources:
-        if source.kind in CHECKED_KINDS:
-            out += landing_checks(source, totals=source.kind in TOTALS_KINDS)
-    return out

@@ -8,7 +8,6 @@ day; rows a reader could not use are already in quarantine and in `fct_quarantin
 """
 
 import os
-from collections.abc import Iterable
 from typing import Any
 
 from dagster import (
@@ -19,8 +18,9 @@ from dagster import (
     asset_check,
 )
 
-from fleetledger.config import Config, Source
-from orchestration.ingest_assets import raw_asset_key, source_landing_table
+from fleetledger.config import Source
+from ingest.core.quality_landed import quarantine_counts, validate_landed
+from orchestration.ingest_assets import raw_asset_key
 from orchestration.quality import landed_partitions, md_list, run_days
 from orchestration.resources import FleetResource
 
@@ -39,12 +39,6 @@ def max_days() -> int:
         return 3
 
 
-def _suite_tables() -> tuple[str, ...]:
-    from ingest.core.quality_landed import TABLES
-
-    return TABLES
-
-
 def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
     name = source.name
 
@@ -59,8 +53,6 @@ def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
         ),
     )
     def _check(context: AssetCheckExecutionContext, fleet: FleetResource) -> AssetCheckResult:
-        from ingest.core.quality_landed import quarantine_counts, validate_landed
-
         home = fleet.home_path
         partitions = landed_partitions(home, table, name, source.kind, run_days(context))
         limit = max_days()
@@ -106,17 +98,3 @@ def expectations_check(source: Source, table: str) -> AssetChecksDefinition:
         )
 
     return _check
-
-
-def quality_checks(cfg: Config | None, kinds: Iterable[str]) -> list[AssetChecksDefinition]:
-    """The landing checks of every configured source of `kinds` whose table has a suite."""
-    if cfg is None:
-        return []
-    wanted = set(kinds)
-    tables = set(_suite_tables())
-    out: list[AssetChecksDefinition] = []
-    for source in cfg.sources:
-        table = source_landing_table(source)
-        if source.kind in wanted and table in tables:
-            out.append(expectations_check(source, table))
-    return out

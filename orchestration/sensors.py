@@ -38,6 +38,8 @@ from dagster._core.storage.tags import (
 )
 
 from fleetledger.config import Config, Source
+from ingest.billing.aws_cur import CurExport
+from ingest.core.errors import IngestError
 from orchestration.ingest_assets import raw_asset_key
 from orchestration.partitions import DAILY, PARTITIONS_START
 from orchestration.resources import FleetResource
@@ -88,8 +90,6 @@ def _dump_cursor(state: dict[str, dict[str, str]]) -> str:
 
 def list_manifests(cfg: Config, source: Source) -> dict[str, tuple[str, str]]:
     """Manifest key → (billing period, version) for one aws_cur source."""
-    from ingest.billing.aws_cur import CurExport
-
     export = CurExport(cfg.resolve(source.location), dict(source.options))
     return {m.key: (m.period, m.version) for m in export.manifests()}
 
@@ -111,8 +111,6 @@ def aws_cur_sensor(
         ),
     )
     def aws_cur_manifests(context: SensorEvaluationContext, fleet: FleetResource) -> SensorResult:
-        from ingest.core.errors import IngestError
-
         cfg = fleet.load_config()
         previous = _load_cursor(context.cursor)
         state: dict[str, dict[str, str]] = {}

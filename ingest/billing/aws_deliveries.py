@@ -19,8 +19,12 @@ from pathlib import Path
 
 import polars as pl
 
-from ingest.billing.aws_cur import CurDelivery, totals_by_service
-from ingest.core.landing import land_record, partition_dir, polars_schema
+from ingest.billing.aws_cur import TOTAL_BASIS, CurDelivery, CurExport
+from ingest.billing.aws_cur_files import totals_by_service
+from ingest.billing.totals import TOTALS_TABLE, source_totals
+from ingest.core.landing import empty_frame, land, land_record, partition_dir, polars_schema
+from ingest.core.partitions import land_partition
+from ingest.core.spec import LandContext
 
 TABLE = "aws_cur_deliveries"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -99,9 +103,6 @@ def cur_source_totals(
     """The `billing_source_totals` rows of a delivery's period: per data file and currency, the
     rows and `line_item_unblended_cost` the files hold as read (`CurDelivery.ledger`, not the
     landed rows), and the part of them that was quarantined."""
-    from ingest.billing.aws_cur import TOTAL_BASIS
-    from ingest.billing.periods import source_totals
-
     keys = ["x_source_file", "x_line_number"]
     ledger = delivery.ledger
     if ledger is None:
@@ -119,3 +120,45 @@ def cur_source_totals(
         basis=TOTAL_BASIS,
         computed_at=computed_at or datetime.now(UTC),
     )
+
+
+def land_aws_cur(ctx: LandContext) -> None:
+    """The aws_cur strategy: land each requested billing period from its latest CUR manifest
+    (local folder or s3://), replacing the period whole, then record the delivery
+    (`aws_cur_deliveries`). A period with no manifest lands empty. A period that fails to read
+    raises before anything of it is landed."""
+    source, table, home, report = ctx.source, ctx.table, ctx.home, ctx.report
+    periods = sorted({d.strftime("%Y-%m") for d in ctx.days})
+    export = CurExport(ctx.location, ctx.options)
+    latest = export.latest()
+    for period in periods:
+        partition = f"period={period}"
+        if period not in latest:
+            report.warnings.append(
+                f"no manifest for BILLING_PERIOD={period}: landed an empty partition"
+            )
+            land_partition(
+                home,
+                table,
+                source.name,
+                partition,
+                empty_frame(table).select("x_source", "x_source_file", "x_line_number"),
+                empty_frame("quarantine"),
+                report,
+            )
+            land(home, TOTALS_TABLE, source.name, partition, empty_frame(TOTALS_TABLE))
+            continue
+        manifest, warnings = latest[period]
+        delivery = export.read(manifest, source=source.name)
+        result = delivery.result
+        report.files_read.extend(result.files)
+        report.warnings.extend([*warnings, *result.warnings])
+        land_partition(home, table, source.name, partition, result.rows, result.quarantine, report)
+        land(
+            home,
+            TOTALS_TABLE,
+            source.name,
+            partition,
+            cur_source_totals(delivery, source.name, table),
+        )
+        record_delivery(home, source.name, delivery)

@@ -45,9 +45,10 @@ from typing import Any
 
 import polars as pl
 
+from ingest.billing.focus import frame_to_focus, read_csv_strings
+from ingest.billing.focus_ledger import csv_dict_rows, ledger_frame
 from ingest.core.common import ReadResult
 from ingest.core.errors import IngestError
-from ingest.billing.focus import csv_dict_rows, frame_to_focus, ledger_frame, read_csv_strings
 
 OPTIONS = ("date_format",)
 TOTAL_BASIS = "cost (CostInBillingCurrency | Cost | PreTaxCost)"

@@ -32,20 +32,18 @@ the csv module and Decimal, independently, for the source totals.
 
 from __future__ import annotations
 
-import csv
 import difflib
 import io
 import json
 import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from ingest.billing.tables import FOCUS_COLUMNS
-from ingest.core.common import ReadResult, decimal_or_none, parse_utc, quarantine_from, read_bytes
+from ingest.core.common import ReadResult, parse_utc, quarantine_from, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_quarantine, polars_schema
 
@@ -152,7 +150,7 @@ def norm(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
-_BY_NORM = {norm(n): n for n in NAMES}
+BY_NORM = {norm(n): n for n in NAMES}
 
 
 def provider_slug(name: str | None) -> str | None:
@@ -172,7 +170,7 @@ def match_columns(columns: Iterable[str], file: str) -> tuple[dict[str, str], li
     extras: list[str] = []
     seen: dict[str, str] = {}
     for col in columns:
-        canonical = None if col.lower().startswith("x_") else _BY_NORM.get(norm(col))
+        canonical = None if col.lower().startswith("x_") else BY_NORM.get(norm(col))
         if canonical is None:
             extras.append(col)
             continue
@@ -522,103 +520,3 @@ def frame_to_focus(
 
 
 # --------------------------------------------------------------------------- source totals
-
-TOTAL_COLUMNS = ("BilledCost", "BillingCurrency", "BillingPeriodStart", "BillingPeriodEnd")
-LEDGER_SCHEMA = {
-    "x_source_file": pl.String,
-    "x_line_number": pl.Int64,
-    "period": pl.String,
-    "currency": pl.String,
-    "amount": pl.Float64,
-}
-
-
-def _time(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    text = str(value).strip().replace("Z", "+00:00")
-    try:
-        t = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
-
-
-def ledger_period(start: Any, end: Any) -> str | None:
-    """The month holding the middle of [start, end), as `YYYY-MM` (end missing: start's)."""
-    s = _time(start)
-    if s is None:
-        return None
-    e = _time(end) or s
-    return (s + (e - s) / 2).astimezone(UTC).strftime("%Y-%m")
-
-
-def ledger_frame(
-    file: str, entries: list[tuple[int, str | None, str | None, float | None]]
-) -> pl.DataFrame:
-    return pl.DataFrame(
-        {
-            "x_source_file": [file] * len(entries),
-            "x_line_number": [e[0] for e in entries],
-            "period": [e[1] for e in entries],
-            "currency": [e[2] for e in entries],
-            "amount": [e[3] for e in entries],
-        },
-        schema=LEDGER_SCHEMA,
-    )
-
-
-def csv_dict_rows(path: Path) -> Iterable[tuple[int, dict[str, str]]]:
-    """(first line of the row, row) for each non-blank row of a CSV file, with the csv module."""
-    text = read_bytes(path).decode("utf-8-sig", errors="replace")
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    start = 2
-    for row in reader:
-        lineno, start = start, reader.line_num + 1
-        if any((v or "").strip() for v in row.values() if isinstance(v, str)):
-            yield lineno, row
-
-
-def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.DataFrame:
-    """Each row's billing period (`YYYY-MM`), BillingCurrency and BilledCost, read from the
-    file with the csv module (Parquet: pyarrow) and Decimal; null where unreadable."""
-    options = dict(options or {})
-    path = Path(path)
-    nulls = {str(v) for v in options.get("null_values", ["NULL"])}
-    entries: list[tuple[int, str | None, str | None, float | None]] = []
-
-    def entry(line: int, row: dict[str, Any], cols: dict[str, str]) -> None:
-        def get(name: str) -> Any:
-            v = row.get(cols[name]) if name in cols else None
-            return None if v is None or str(v) in nulls or str(v).strip() == "" else v
-
-        cost = decimal_or_none(get("BilledCost"))
-        currency = get("BillingCurrency")
-        entries.append(
-            (
-                line,
-                ledger_period(get("BillingPeriodStart"), get("BillingPeriodEnd")),
-                str(currency).strip().upper() if currency is not None else None,
-                float(cost) if cost is not None else None,
-            )
-        )
-
-    name = path.name.lower().removesuffix(".gz")
-    fmt = str(options.get("format", "auto"))
-    if fmt == "parquet" or (fmt == "auto" and name.endswith(".parquet")):
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(io.BytesIO(read_bytes(path)))
-        cols = {_BY_NORM[norm(c)]: c for c in table.column_names if norm(c) in _BY_NORM}
-        wanted = [cols[c] for c in TOTAL_COLUMNS if c in cols]
-        for i, row in enumerate(table.select(wanted).to_pylist(), start=1):
-            entry(i, row, cols)
-    else:
-        cols = {}
-        for line, row in csv_dict_rows(path):
-            if not cols:
-                cols = {_BY_NORM[norm(c)]: c for c in row if c and norm(c) in _BY_NORM}
-            entry(line, row, cols)
-    return ledger_frame(str(path), entries)

@@ -38,10 +38,10 @@ from typing import Any
 
 import polars as pl
 
-from ingest.core.common import ReadResult
-from ingest.core.errors import IngestError
 from ingest.billing.gcp_billing import LEDGER_SCHEMA, TABLE, Record, rows_to_result
 from ingest.billing.google_auth import google_credentials
+from ingest.core.common import ReadResult
+from ingest.core.errors import IngestError
 
 OPTIONS = (
     "project",

@@ -30,13 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from fleetledger.config import Source
-from ingest.core.errors import IngestError
 from ingest.billing.google_auth import google_credentials
+from ingest.core.errors import IngestError
 from ingest.core.landing import land, partition_dir, polars_schema
+from ingest.core.spec import LandContext
 
 if TYPE_CHECKING:
-    from ingest.registry import IngestReport
+    from fleetledger.config import Source
+    from ingest.core.report import IngestReport
 
 TABLE = "gcp_catalog_skus"
 COMPUTE_ENGINE = "6F81-5844-456A"
@@ -206,3 +207,8 @@ def ingest_catalog(source: Source, location: str, home: Path, report: IngestRepo
     report.partitions.append(partition)
     report.rows_landed += rows.height
     report.files_read.extend(sorted(set(rows["x_source_file"].to_list())))
+
+
+def land_catalog(ctx: LandContext) -> None:
+    """The gcp_catalog strategy: a fresh fetch of the list prices, or none (`ingest_catalog`)."""
+    ingest_catalog(ctx.source, ctx.location, ctx.home, ctx.report)

@@ -1,6 +1,6 @@
-"""Land the billing kinds read whole and split by billing period — `gcp_billing` (export files
-or `bigquery://` tables), `focus`, `azure_cost`, `oci_cost` — and the Cloud Catalog
-(`gcp_catalog`). Called by `ingest.registry.ingest_source`.
+"""The billing-period landing strategy: the billing kinds read whole and split by billing
+period — `gcp_billing` (export files or `bigquery://` tables), `focus`, `azure_cost`,
+`oci_cost` (their specs: ingest/billing/kinds.py).
 
 Billing periods: every period (`period=YYYY-MM`) that holds a requested day is landed, plus every
 period holding rows whose usage starts on a requested UTC day (a GCP invoice month is a Pacific
@@ -19,34 +19,20 @@ and `unreadable_rows`; `ingest/core/quality.py` compares them with what landed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from fleetledger.config import Config, Source
+from ingest.billing.totals import TOTALS_TABLE, source_totals
 from ingest.core.common import ReadResult, expand
 from ingest.core.errors import IngestError
-from ingest.core.landing import empty_frame, land, land_quarantine, polars_schema
+from ingest.core.landing import land, land_quarantine
+from ingest.core.partitions import DATE_PLACEHOLDER
+from ingest.core.report import IngestReport
+from ingest.core.spec import LandContext, SourceTotals
 
-if TYPE_CHECKING:
-    from ingest.registry import IngestReport
-
-TOTALS_TABLE = "billing_source_totals"
-DATE_PLACEHOLDER = "{date}"
-#: kinds this module lands, and their landing tables
-KIND_TABLES = {
-    "gcp_billing": "gcp_billing_lines",
-    "focus": "focus_lines",
-    "azure_cost": "focus_lines",
-    "oci_cost": "focus_lines",
-    "gcp_catalog": "gcp_catalog_skus",
-}
-
-_LEDGER_SCHEMA = {
+LEDGER_SCHEMA = {
     "x_source_file": pl.String,
     "x_line_number": pl.Int64,
     "period": pl.String,
@@ -55,126 +41,70 @@ _LEDGER_SCHEMA = {
 }
 
 
-FileReader = Callable[[Path, str, dict[str, Any]], ReadResult]
-LedgerReader = Callable[[Path, dict[str, Any]], pl.DataFrame]
-
-
-@dataclass(frozen=True)
-class BillingKind:
-    table: str
-    read: FileReader
-    ledger: LedgerReader
-    basis: str
-    period: Callable[[], pl.Expr]  # a landed row's period, YYYY-MM
-    usage_day: Callable[[], pl.Expr]  # the UTC day a landed row's usage starts
-
-
-def _gcp() -> BillingKind:
-    from ingest.billing import gcp_billing as g
-
-    return BillingKind(
-        table="gcp_billing_lines",
-        read=lambda p, s, o: g.read_gcp_billing_file(p, source=s, options=o),
-        ledger=g.ledger_file,
-        basis=g.TOTAL_BASIS,
-        period=lambda: g.period_of(pl.col("invoice_month")),
-        usage_day=lambda: pl.col("usage_start_time").dt.convert_time_zone("UTC").dt.date(),
-    )
-
-
-def _focus_kind(read: FileReader, ledger: LedgerReader, basis: str) -> BillingKind:
-    return BillingKind(
-        table="focus_lines",
-        read=read,
-        ledger=ledger,
-        basis=basis,
-        period=lambda: pl.col("x_billing_period"),
-        usage_day=lambda: pl.col("ChargePeriodStart").dt.convert_time_zone("UTC").dt.date(),
-    )
-
-
-def billing_kind(kind: str) -> BillingKind:
-    if kind == "gcp_billing":
-        return _gcp()
-    if kind == "focus":
-        from ingest.billing import focus as f
-
-        return _focus_kind(
-            lambda p, s, o: f.read_focus_file(p, source=s, options=o), f.ledger_file, f.TOTAL_BASIS
-        )
-    if kind == "azure_cost":
-        from ingest.billing import azure_cost as a
-
-        return _focus_kind(
-            lambda p, s, o: a.read_azure_cost(p, source=s, options=o), a.ledger_file, a.TOTAL_BASIS
-        )
-    if kind == "oci_cost":
-        from ingest.billing import oci_cost as o
-
-        return _focus_kind(
-            lambda p, s, opts: o.read_oci_cost(p, source=s, options=opts),
-            o.ledger_file,
-            o.TOTAL_BASIS,
-        )
-    raise IngestError(f"kind {kind!r} is not a billing file kind")
-
-
 def months_of(days: list[date]) -> list[str]:
     return sorted({d.strftime("%Y-%m") for d in days})
 
 
-# --------------------------------------------------------------------------- entry point
+def _totals(ctx: LandContext) -> SourceTotals:
+    if ctx.spec.totals is None or ctx.spec.read is None:
+        raise IngestError(f"kind {ctx.spec.kind!r} is not a billing file kind")
+    return ctx.spec.totals
 
 
-def ingest_billing(
-    cfg: Config, source: Source, location: str, days: list[date], home: Path, report: IngestReport
+# --------------------------------------------------------------------------- entry points
+
+
+def land_billing_files(ctx: LandContext) -> None:
+    """The billing-period strategy of the file kinds (focus, azure_cost, oci_cost, gcp_billing
+    files): every file of the location is read, with its own totals, then the periods land."""
+    totals = _totals(ctx)
+    assert ctx.spec.read is not None
+    source, location, report = ctx.source, ctx.location, ctx.report
+    if "://" in location:
+        raise IngestError(
+            f"source {source.name}: remote locations are not supported for {source.kind}: "
+            f"{location}"
+        )
+    options = ctx.options
+    files = expand(location.replace(DATE_PLACEHOLDER, "*"))
+    if not files:
+        report.warnings.append(f"no files match {location}")
+    results = [ctx.spec.read(f, None, source.name, options) for f in files]
+    ledger_options = {k: v for k, v in options.items() if k != "provider"}
+    ledgers = [totals.ledger(f, ledger_options) for f in files]
+    result = ReadResult.concat(ctx.table, results)
+    ledger = pl.concat(ledgers) if ledgers else pl.DataFrame(schema=LEDGER_SCHEMA)
+    report.files_read.extend(result.files)
+    report.warnings.extend(result.warnings)
+    land_periods(ctx, result, ledger, None)
+
+
+def land_periods(
+    ctx: LandContext, result: ReadResult, ledger: pl.DataFrame, aggregates: pl.DataFrame | None
 ) -> None:
-    """Land `source` (a kind of KIND_TABLES) for `days` under `home/raw/`."""
-    kind = source.kind
-    options = dict(source.options)
-    if kind == "gcp_catalog":
-        from ingest.billing.gcp_catalog import ingest_catalog
-
-        ingest_catalog(source, location, home, report)
-        return
-    spec = billing_kind(kind)
-    requested = months_of(days)
-    if location.startswith("bigquery://"):
-        if kind != "gcp_billing":
-            raise IngestError(f"source {source.name}: bigquery:// locations are for gcp_billing")
-        from ingest.billing.gcp_bigquery import invoice_months_for, read_bigquery
-
-        bq = read_bigquery(location, source=source.name, months=invoice_months_for(days), **options)
-        result, ledger, aggregates = bq.result, bq.ledger, bq.aggregates
-        report.files_read.extend(result.files)
-        report.warnings.extend(result.warnings)
-    else:
-        if "://" in location:
-            raise IngestError(
-                f"source {source.name}: remote locations are not supported for {kind}: {location}"
-            )
-        files = expand(location.replace(DATE_PLACEHOLDER, "*"))
-        if not files:
-            report.warnings.append(f"no files match {location}")
-        results = [spec.read(f, source.name, options) for f in files]
-        ledger_options = {k: v for k, v in options.items() if k != "provider"}
-        ledgers = [spec.ledger(f, ledger_options) for f in files]
-        result = ReadResult.concat(spec.table, results)
-        ledger = pl.concat(ledgers) if ledgers else pl.DataFrame(schema=_LEDGER_SCHEMA)
-        aggregates = None
-        report.files_read.extend(result.files)
-        report.warnings.extend(result.warnings)
+    """Land every period that holds a requested day, or a row whose usage starts on one."""
+    totals = _totals(ctx)
     touched: list[str] = []
     if result.rows.height:
         touched = (
-            result.rows.filter(spec.usage_day().is_in(days))
-            .select(spec.period().alias("p"))
+            result.rows.filter(totals.usage_day().is_in(ctx.days))
+            .select(totals.period().alias("p"))
             .unique()["p"]
             .drop_nulls()
             .to_list()
         )
-    periods = sorted(set(requested) | set(touched))
-    land_billing(home, spec, source.name, result, ledger, aggregates, periods, report)
+    periods = sorted(set(months_of(ctx.days)) | set(touched))
+    land_billing(
+        ctx.home,
+        ctx.table,
+        totals,
+        ctx.source.name,
+        result,
+        ledger,
+        aggregates,
+        periods,
+        ctx.report,
+    )
 
 
 # --------------------------------------------------------------------------- landing
@@ -196,7 +126,8 @@ def _majority(rows: pl.DataFrame) -> dict[str, str]:
 
 def land_billing(
     home: Path,
-    spec: BillingKind,
+    table: str,
+    spec: SourceTotals,
     source: str,
     result: ReadResult,
     ledger: pl.DataFrame,
@@ -228,12 +159,12 @@ def land_billing(
         part_q = q.filter(pl.col("_part") == period).drop("_lp", "_part")
         if part_rows.height == 0 and part_q.height == 0:
             report.warnings.append(f"no rows for {partition}: landed an empty partition")
-        land(home, spec.table, source, partition, part_rows)
+        land(home, table, source, partition, part_rows)
         land_quarantine(home, source, partition, part_q)
         totals = source_totals(
             led.filter(pl.col("_part") == period),
             None if aggregates is None else aggregates.filter(pl.col("period") == period),
-            table=spec.table,
+            table=table,
             source=source,
             period=period,
             basis=spec.basis,
@@ -251,61 +182,3 @@ def land_billing(
         report.warnings.append(
             f"{q_outside} rejected rows belong to periods not requested and were not landed"
         )
-
-
-def source_totals(
-    ledger: pl.DataFrame,
-    aggregates: pl.DataFrame | None,
-    *,
-    table: str,
-    source: str,
-    period: str,
-    basis: str,
-    computed_at: datetime,
-) -> pl.DataFrame:
-    """One row per (source file, currency) of a period: the source's own row count and total,
-    and the part of it that was quarantined. `aggregates` (file, period, currency, rows,
-    amount), when given, are the source's totals (BigQuery's own sums)."""
-    per_line = ledger.group_by("x_source_file", "currency").agg(
-        source_rows=pl.len().cast(pl.Int64),
-        source_total=pl.col("amount").sum(),
-        quarantined_rows=pl.col("_quarantined").sum().cast(pl.Int64),
-        quarantined_total=pl.col("amount").filter(pl.col("_quarantined")).sum(),
-        unreadable_rows=pl.col("amount").is_null().sum().cast(pl.Int64),
-    )
-    if aggregates is not None:
-        agg = aggregates.select(
-            "x_source_file",
-            "currency",
-            pl.col("rows").cast(pl.Int64).alias("source_rows"),
-            pl.col("amount").alias("source_total"),
-        )
-        per_line = agg.join(
-            per_line.drop("source_rows", "source_total"),
-            on=["x_source_file", "currency"],
-            how="full",
-            coalesce=True,
-            nulls_equal=True,
-        ).with_columns(
-            pl.col("source_rows").fill_null(0),
-            pl.col("source_total").fill_null(0.0),
-            pl.col("quarantined_rows").fill_null(0),
-            pl.col("quarantined_total").fill_null(0.0),
-            pl.col("unreadable_rows").fill_null(0),
-        )
-    schema = polars_schema(TOTALS_TABLE)
-    if not per_line.height:
-        return empty_frame(TOTALS_TABLE)
-    return (
-        per_line.with_columns(
-            landing_table=pl.lit(table),
-            period=pl.lit(period),
-            total_basis=pl.lit(basis),
-            computed_at=pl.lit(computed_at, pl.Datetime("us", "UTC")),
-            x_source=pl.lit(source),
-            x_line_number=pl.lit(None, pl.Int64),
-        )
-        .sort("x_source_file", "currency", nulls_last=True)
-        .select(list(schema))
-        .cast(dict(schema))
-    )

@@ -1,22 +1,96 @@
-"""Schemas of the billing landing tables beyond CUR and the GCP export (docs/landing.md):
+"""Schemas of the billing landing tables (docs/landing.md):
 
+- `aws_cur_lines` (open: the CUR's own columns; these are the known ones) and
+  `aws_cur_deliveries` (one row per CUR delivery read);
+- `gcp_billing_lines`: the GCP billing export, one row per line;
 - `focus_lines`: FOCUS 1.0–1.3 rows, and Azure / OCI native exports mapped to FOCUS;
 - `gcp_catalog_skus`: Cloud Catalog list prices of GPU SKUs, with their fetch time;
 - `billing_source_totals`: what each billing source said it holds (rows and cost per billing
   period and currency, computed from the source itself), for the reconciliation checks.
 
-`ingest/core/landing.py` merges these into its table registry; the lineage columns are added there.
-Only pyarrow is imported here, so landing.py stays light.
+`ingest/core/landing.py` merges `TABLES` into its table registry and adds the lineage columns;
+the kind specs name them. Only pyarrow is imported here, so landing stays light.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-_TS = pa.timestamp("us", tz="UTC")
-_STR = pa.string()
-_F64 = pa.float64()
-_I64 = pa.int64()
+from ingest.core.columns import F64, I64, STR, TS
+
+_TS, _STR, _F64, _I64 = TS, STR, F64, I64
+
+# Columns of CUR 2.0 that FORMATS.md names, with the types CUR 2.0 uses. The map columns are
+# landed as JSON object strings.
+CUR_COLUMNS: list[tuple[str, pa.DataType]] = [
+    ("bill_billing_period_start_date", TS),
+    ("bill_billing_period_end_date", TS),
+    ("bill_payer_account_id", STR),
+    ("line_item_usage_account_id", STR),
+    ("line_item_line_item_type", STR),
+    ("line_item_usage_start_date", TS),
+    ("line_item_usage_end_date", TS),
+    ("line_item_product_code", STR),
+    ("line_item_usage_type", STR),
+    ("line_item_operation", STR),
+    ("line_item_resource_id", STR),
+    ("line_item_usage_amount", F64),
+    ("line_item_unblended_rate", F64),
+    ("line_item_unblended_cost", F64),
+    ("line_item_net_unblended_cost", F64),
+    ("line_item_currency_code", STR),
+    ("product_instance_type", STR),
+    ("product_region_code", STR),
+    ("pricing_public_on_demand_cost", F64),
+    ("pricing_public_on_demand_rate", F64),
+    ("pricing_term", STR),
+    ("pricing_unit", STR),
+    ("savings_plan_savings_plan_a_r_n", STR),
+    ("savings_plan_savings_plan_effective_cost", F64),
+    ("savings_plan_total_commitment_to_date", F64),
+    ("savings_plan_used_commitment", F64),
+    ("reservation_reservation_a_r_n", STR),
+    ("reservation_effective_cost", F64),
+    ("reservation_unused_amortized_upfront_fee_for_billing_period", F64),
+    ("reservation_unused_recurring_fee", F64),
+    ("split_line_item_parent_resource_id", STR),
+    ("split_line_item_split_usage", F64),
+    ("split_line_item_split_usage_ratio", F64),
+    ("split_line_item_split_cost", F64),
+    ("split_line_item_unused_cost", F64),
+    ("split_line_item_public_on_demand_split_cost", F64),
+    ("resource_tags", STR),
+    ("cost_category", STR),
+    ("product", STR),
+    ("discount", STR),
+    ("identity_line_item_id", STR),
+    ("identity_time_interval", STR),
+    ("line_item_line_item_description", STR),
+    ("split_line_item_net_split_cost", F64),
+    ("split_line_item_net_unused_cost", F64),
+    ("x_execution_id", STR),
+    ("x_billing_period", STR),
+]
+CUR_MAP_COLUMNS = ("resource_tags", "cost_category", "product", "discount")
+
+# One row per service and currency of each CUR delivery (manifest) landed: what it said, kept
+# across restatements (not replaced per period). See ingest/billing/aws_deliveries.py.
+CUR_DELIVERY_COLUMNS: list[tuple[str, pa.DataType]] = [
+    ("billing_period", STR),
+    ("delivery_id", STR),
+    ("format", STR),
+    ("manifest", STR),
+    ("manifest_version", STR),
+    ("delivered_at", TS),
+    ("ingested_at", TS),
+    ("service", STR),
+    ("currency", STR),
+    ("line_count", I64),
+    ("billed_cost", F64),
+    ("effective_cost", F64),
+    ("list_cost", F64),
+]
+
 
 #: FOCUS columns of versions 1.0–1.3 with their landing types (a superset: a column a file
 #: lacks lands null). Costs, prices and quantities are doubles in the line's BillingCurrency (or
@@ -137,8 +211,42 @@ SOURCE_TOTALS_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("computed_at", _TS),
 ]
 
-BILLING_TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
+TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
+    # open-ended: only the lineage columns are fixed; the rest is the schema file's hint
+    "aws_cur_lines": CUR_COLUMNS,
+    "aws_cur_deliveries": CUR_DELIVERY_COLUMNS,
+    "gcp_billing_lines": [
+        ("billing_account_id", STR),
+        ("service_id", STR),
+        ("service_description", STR),
+        ("sku_id", STR),
+        ("sku_description", STR),
+        ("usage_start_time", TS),
+        ("usage_end_time", TS),
+        ("project_id", STR),
+        ("project_name", STR),
+        ("labels", STR),
+        ("location_region", STR),
+        ("location_zone", STR),
+        ("resource_name", STR),
+        ("resource_global_name", STR),
+        ("cost", F64),
+        ("currency", STR),
+        ("currency_conversion_rate", F64),
+        ("usage_amount", F64),
+        ("usage_unit", STR),
+        ("usage_amount_in_pricing_units", F64),
+        ("usage_pricing_unit", STR),
+        ("credits_amount", F64),
+        ("credits", STR),
+        ("invoice_month", STR),
+        ("cost_type", STR),
+        ("cost_at_list", F64),
+        ("export_time", TS),
+    ],
     "focus_lines": [*FOCUS_COLUMNS, *FOCUS_X_COLUMNS],
     "gcp_catalog_skus": GCP_CATALOG_COLUMNS,
     "billing_source_totals": SOURCE_TOTALS_COLUMNS,
 }
+#: tables whose columns are the source's own (only lineage is fixed)
+OPEN_TABLES = ("aws_cur_lines",)

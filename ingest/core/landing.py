@@ -18,290 +18,15 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ingest.billing.tables import BILLING_TABLES
+from ingest.billing import tables as billing_tables
+from ingest.core.columns import I64, LINEAGE, STR, TS
 from ingest.core.errors import IngestError
-
-TS = pa.timestamp("us", tz="UTC")
-STR = pa.string()
-F64 = pa.float64()
-I64 = pa.int64()
-
-LINEAGE: list[tuple[str, pa.DataType]] = [
-    ("x_source", STR),
-    ("x_source_file", STR),
-    ("x_line_number", I64),
-]
+from ingest.scheduler import tables as scheduler_tables
+from ingest.telemetry import tables as telemetry_tables
 
 QUARANTINE_TABLE = "quarantine"
 
-# Columns of CUR 2.0 that FORMATS.md names, with the types CUR 2.0 uses. The map columns are
-# landed as JSON object strings.
-CUR_COLUMNS: list[tuple[str, pa.DataType]] = [
-    ("bill_billing_period_start_date", TS),
-    ("bill_billing_period_end_date", TS),
-    ("bill_payer_account_id", STR),
-    ("line_item_usage_account_id", STR),
-    ("line_item_line_item_type", STR),
-    ("line_item_usage_start_date", TS),
-    ("line_item_usage_end_date", TS),
-    ("line_item_product_code", STR),
-    ("line_item_usage_type", STR),
-    ("line_item_operation", STR),
-    ("line_item_resource_id", STR),
-    ("line_item_usage_amount", F64),
-    ("line_item_unblended_rate", F64),
-    ("line_item_unblended_cost", F64),
-    ("line_item_net_unblended_cost", F64),
-    ("line_item_currency_code", STR),
-    ("product_instance_type", STR),
-    ("product_region_code", STR),
-    ("pricing_public_on_demand_cost", F64),
-    ("pricing_public_on_demand_rate", F64),
-    ("pricing_term", STR),
-    ("pricing_unit", STR),
-    ("savings_plan_savings_plan_a_r_n", STR),
-    ("savings_plan_savings_plan_effective_cost", F64),
-    ("savings_plan_total_commitment_to_date", F64),
-    ("savings_plan_used_commitment", F64),
-    ("reservation_reservation_a_r_n", STR),
-    ("reservation_effective_cost", F64),
-    ("reservation_unused_amortized_upfront_fee_for_billing_period", F64),
-    ("reservation_unused_recurring_fee", F64),
-    ("split_line_item_parent_resource_id", STR),
-    ("split_line_item_split_usage", F64),
-    ("split_line_item_split_usage_ratio", F64),
-    ("split_line_item_split_cost", F64),
-    ("split_line_item_unused_cost", F64),
-    ("split_line_item_public_on_demand_split_cost", F64),
-    ("resource_tags", STR),
-    ("cost_category", STR),
-    ("product", STR),
-    ("discount", STR),
-    ("identity_line_item_id", STR),
-    ("identity_time_interval", STR),
-    ("line_item_line_item_description", STR),
-    ("split_line_item_net_split_cost", F64),
-    ("split_line_item_net_unused_cost", F64),
-    ("x_execution_id", STR),
-    ("x_billing_period", STR),
-]
-CUR_MAP_COLUMNS = ("resource_tags", "cost_category", "product", "discount")
-
-# One row per service and currency of each CUR delivery (manifest) landed: what it said, kept
-# across restatements (not replaced per period). See ingest/billing/aws_deliveries.py.
-CUR_DELIVERY_COLUMNS: list[tuple[str, pa.DataType]] = [
-    ("billing_period", STR),
-    ("delivery_id", STR),
-    ("format", STR),
-    ("manifest", STR),
-    ("manifest_version", STR),
-    ("delivered_at", TS),
-    ("ingested_at", TS),
-    ("service", STR),
-    ("currency", STR),
-    ("line_count", I64),
-    ("billed_cost", F64),
-    ("effective_cost", F64),
-    ("list_cost", F64),
-]
-
 _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
-    # open-ended: only the lineage columns are fixed; the rest is the schema file's hint
-    "aws_cur_lines": CUR_COLUMNS,
-    "aws_cur_deliveries": CUR_DELIVERY_COLUMNS,
-    "gcp_billing_lines": [
-        ("billing_account_id", STR),
-        ("service_id", STR),
-        ("service_description", STR),
-        ("sku_id", STR),
-        ("sku_description", STR),
-        ("usage_start_time", TS),
-        ("usage_end_time", TS),
-        ("project_id", STR),
-        ("project_name", STR),
-        ("labels", STR),
-        ("location_region", STR),
-        ("location_zone", STR),
-        ("resource_name", STR),
-        ("resource_global_name", STR),
-        ("cost", F64),
-        ("currency", STR),
-        ("currency_conversion_rate", F64),
-        ("usage_amount", F64),
-        ("usage_unit", STR),
-        ("usage_amount_in_pricing_units", F64),
-        ("usage_pricing_unit", STR),
-        ("credits_amount", F64),
-        ("credits", STR),
-        ("invoice_month", STR),
-        ("cost_type", STR),
-        ("cost_at_list", F64),
-        ("export_time", TS),
-    ],
-    "dcgm_samples": [
-        ("time", TS),
-        ("host", STR),
-        ("gpu", pa.int32()),
-        ("uuid", STR),
-        ("mig_instance", STR),
-        ("mig_profile", STR),
-        ("metric", STR),
-        ("value", F64),
-        ("model_name", STR),
-        ("hpc_job", STR),
-        ("namespace", STR),
-        ("pod", STR),
-        ("container", STR),
-        ("labels", STR),  # the series' other labels, JSON object string (ingest/telemetry/dcgm_labels.py)
-    ],
-    "slurm_jobs": [
-        ("cluster", STR),
-        ("job_id", STR),
-        ("job_id_raw", STR),
-        ("array_job_id", STR),
-        ("array_task_id", I64),
-        ("partition", STR),
-        ("qos", STR),
-        ("account", STR),
-        ("group_name", STR),
-        ("user_name", STR),
-        ("submit", TS),
-        ("eligible", TS),
-        ("start", TS),
-        ("end", TS),
-        ("elapsed_seconds", I64),
-        ("exit_code", I64),
-        ("exit_signal", I64),
-        ("state", STR),
-        ("cancelled_by", I64),
-        ("nnodes", I64),
-        ("ncpus", I64),
-        ("gpus", I64),
-        ("alloc_tres", STR),
-        ("req_tres", STR),
-        ("timelimit", STR),
-        ("nodelist", STR),
-        ("hosts", pa.list_(STR)),
-        ("job_name", STR),
-        ("het_job_id", STR),
-        ("het_job_offset", I64),
-        ("array_task_ids", pa.list_(I64)),
-        ("gid", I64),
-        ("uid", I64),
-        ("req_cpus", I64),
-        ("req_mem", STR),
-        ("req_mem_mib", F64),
-        ("req_mem_per", STR),
-        ("alloc_mem_mib", F64),
-        ("timelimit_seconds", I64),
-        ("step_count", I64),
-        ("max_rss_mib", F64),
-        ("gpu_indices", pa.list_(I64)),  # IDX of old-style GRES strings
-        ("x_snapshot_date", pa.date32()),
-    ],
-    "slurm_node_events": [
-        ("cluster", STR),
-        ("node", STR),
-        ("time_start", TS),
-        ("time_end", TS),
-        ("state", STR),
-        ("reason", STR),
-    ],
-    "k8s_pods": [
-        ("cluster", STR),
-        ("uid", STR),
-        ("name", STR),
-        ("namespace", STR),
-        ("node", STR),
-        ("phase", STR),
-        ("created_at", TS),
-        ("started_at", TS),
-        ("finished_at", TS),
-        ("gpus", I64),
-        ("mig_slices", I64),
-        ("labels", STR),
-        ("exit_code", I64),
-        ("reason", STR),
-        ("snapshot_at", TS),
-    ],
-    "power_readings": [
-        ("time", TS),
-        ("site", STR),
-        ("meter", STR),
-        ("kind", STR),
-        ("kw", F64),
-    ],
-    "node_gpu_power_hourly": [
-        ("time", TS),
-        ("host", STR),
-        ("interval_seconds", I64),
-        ("power_avg_w", F64),
-        ("power_min_w", F64),
-        ("power_max_w", F64),
-        ("temp_avg_c", F64),
-        ("temp_min_c", F64),
-        ("temp_max_c", F64),
-        ("util_avg", F64),
-        ("util_min", F64),
-        ("util_max", F64),
-        ("gmem_avg", F64),
-        ("gmem_min", F64),
-        ("gmem_max", F64),
-    ],
-    "kueue_workloads": [
-        ("cluster", STR),
-        ("uid", STR),
-        ("name", STR),
-        ("namespace", STR),
-        ("queue_name", STR),
-        ("cluster_queue", STR),
-        ("priority", I64),
-        ("priority_class", STR),
-        ("owner_kind", STR),
-        ("owner_name", STR),
-        ("owner_uid", STR),
-        ("created_at", TS),
-        ("quota_reserved_at", TS),
-        ("admitted_at", TS),
-        ("pods_ready_at", TS),
-        ("finished_at", TS),
-        ("finished_reason", STR),
-        ("evicted_count", I64),
-        ("evicted_reason", STR),
-        ("evicted_at", TS),
-        ("requeue_count", I64),
-        ("requeue_at", TS),
-        ("past_admitted_seconds", I64),
-        ("pod_sets", STR),
-        ("pod_count", I64),
-        ("gpus_requested", I64),
-        ("gpus_admitted", I64),
-        ("flavors", STR),
-        ("labels", STR),
-        ("snapshot_at", TS),
-    ],
-    "k8s_gpu_requests": [
-        ("time", TS),
-        ("cluster", STR),
-        ("namespace", STR),
-        ("pod", STR),
-        ("uid", STR),
-        ("node", STR),
-        ("resource", STR),
-        ("containers", I64),
-        ("gpus", I64),
-    ],
-    # one row per checkpoint marker line of a job log file (ingest/scheduler/run_logs.py)
-    "run_log_checkpoints": [
-        ("scheduler", STR),
-        ("cluster", STR),
-        ("job_id_raw", STR),
-        ("job_id", STR),
-        ("namespace", STR),
-        ("pod", STR),
-        ("checkpoint_at", TS),
-        ("message", STR),
-    ],
     # the days `fleetledger run` was asked for: the hour spine (fleetledger/config_tables.py)
     "accounted_days": [
         ("day", pa.date32()),
@@ -323,29 +48,14 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("raw", STR),
     ],
 }
-
-#: tables whose columns are fixed by the contract (every column of the schema is written)
-FIXED_TABLES = (
-    "aws_cur_deliveries",
-    "gcp_billing_lines",
-    "dcgm_samples",
-    "slurm_jobs",
-    "slurm_node_events",
-    "k8s_pods",
-    "power_readings",
-)
-#: scheduler and telemetry tables of the Kueue, kube-state-metrics and GPU rollup readers
-FIXED_TABLES += ("kueue_workloads", "k8s_gpu_requests", "node_gpu_power_hourly")
-#: checkpoint markers of job log files (ingest/scheduler/run_logs.py)
-FIXED_TABLES += ("run_log_checkpoints",)
-#: the accounted days, recorded by the pipeline
-FIXED_TABLES += ("accounted_days", "data_health_log")
+#: the tables the pipeline itself writes (not a source kind's): dbt reads them beside the kinds'
+PIPELINE_TABLES = ("accounted_days", "data_health_log", QUARANTINE_TABLE)
+#: every domain's landing tables (ingest/billing/tables.py, ingest/telemetry/tables.py,
+#: ingest/scheduler/tables.py); a kind registered at run time adds its own (`register_table`)
+for _domain in (billing_tables.TABLES, telemetry_tables.TABLES, scheduler_tables.TABLES):
+    _TABLES.update(_domain)
 #: tables whose columns are the source's own (only lineage is fixed)
-OPEN_TABLES = ("aws_cur_lines",)
-#: FOCUS / Azure / OCI lines, Cloud Catalog prices, source totals (ingest/billing/tables.py)
-_TABLES.update(BILLING_TABLES)
-FIXED_TABLES += tuple(BILLING_TABLES)
-TABLES = (*OPEN_TABLES, *FIXED_TABLES, QUARANTINE_TABLE)
+OPEN_TABLES = set(billing_tables.OPEN_TABLES)
 
 
 def _with_lineage(cols: list[tuple[str, pa.DataType]], table: str) -> pa.Schema:
@@ -355,6 +65,31 @@ def _with_lineage(cols: list[tuple[str, pa.DataType]], table: str) -> pa.Schema:
 
 
 SCHEMAS: dict[str, pa.Schema] = {t: _with_lineage(c, t) for t, c in _TABLES.items()}
+
+
+def unregister_table(table: str) -> None:
+    """Forget a table added by `register_table` (a test's fake kind)."""
+    SCHEMAS.pop(table, None)
+    OPEN_TABLES.discard(table)
+
+
+def register_table(
+    table: str, columns: list[tuple[str, pa.DataType]], *, open_: bool = False
+) -> None:
+    """Add a landing table (a kind registered at run time, `ingest.kinds.register`). Registering
+    the same schema again is a no-op; a different schema under a known name is an error."""
+    schema = _with_lineage(columns, table)
+    known = SCHEMAS.get(table)
+    if known is not None and not known.equals(schema):
+        raise IngestError(f"landing table {table!r} is already registered with another schema")
+    SCHEMAS[table] = schema
+    if open_:
+        OPEN_TABLES.add(table)
+
+
+def fixed_tables() -> list[str]:
+    """Tables whose columns are fixed by the contract (every column of the schema is written)."""
+    return [t for t in SCHEMAS if t not in OPEN_TABLES and t != QUARANTINE_TABLE]
 
 
 def arrow_schema(table: str) -> pa.Schema:
@@ -512,7 +247,7 @@ def land_frames(
     """Like `land`, for a partition too large to hold at once: each frame (e.g. one source
     file) is written as it comes, as row groups of one file. If the iterable raises, nothing
     is landed and the old partition stays. Fixed-schema tables only. Returns (file, rows)."""
-    if table not in FIXED_TABLES:
+    if table not in fixed_tables():
         raise IngestError(f"land_frames: {table} has no fixed schema")
     target = partition_dir(home, table, source, partition)
     return _write_partition(target, None, (to_arrow(table, df) for df in frames), table=table)

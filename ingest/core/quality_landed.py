@@ -9,8 +9,8 @@ unique key, and the rules of its source:
   0–100, the `DCGM_FI_PROF_*` activity ratios in 0–1 (checked on derived columns that hold the
   value only for the metrics of each group: `prepare`) — power ≥ 0 (DCGM board power, meter kW,
   rollup W), rollup utilisation 0–100, GPU counts, elapsed times and eviction counts ≥ 0;
-- known states: Slurm states (`ingest.scheduler.slurm.STATES`), pod phases, meter kinds, the scheduler of
-  a checkpoint marker;
+- known states: Slurm states (`ingest.scheduler.slurm_fields.STATES`), pod phases, meter
+  kinds, the scheduler of a checkpoint marker;
 - monotonic time per series: `prepare` adds `x_time_increasing` (each row's time is
   later than the previous landed row of its series, in landed order) before validating, and
   the suite expects it to be true. A series is a GPU metric (host, gpu, uuid, MIG instance,
@@ -28,7 +28,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from ingest.core.landing import SCHEMAS, partition_dir
+from ingest.core.landing import SCHEMAS, partition_dir, polars_schema
 from ingest.core.quality import (
     QualityResult,
     Suite,
@@ -262,8 +262,6 @@ def validate_landed(home: Path, table: str, source: str, partition: str) -> Qual
 
 
 def _empty_schema(table: str) -> pl.Schema:
-    from ingest.core.landing import polars_schema
-
     return polars_schema(table)
 
 

@@ -4,9 +4,9 @@
 The samples read are `kube_pod_container_resource_requests{namespace, pod, uid, container, node,
 resource="nvidia_com_gpu", unit="integer"} N [TIMESTAMP_MS]`; every other metric of the scrape is
 skipped. One row per pod, resource and sample time: the pod's containers summed (`containers`
-says how many series were summed). Parsing is vectorised the way ingest/telemetry/dcgm.py parses DCGM
-scrapes (its line reader, sample regex and label unescaping are reused): lines are filtered by
-metric name as strings first, so a full kube-state-metrics scrape costs one pass.
+says how many series were summed). Parsing is vectorised the way ingest/telemetry/dcgm.py
+parses DCGM scrapes (its line reader, sample regex and label unescaping are reused): lines are
+filtered by metric name as strings first, so a full kube-state-metrics scrape costs one pass.
 
 Rejected (quarantine, with the reason): a sample line of the metric that does not parse, a value
 that is not a whole number ≥ 0, a sample without `namespace` or `pod`, and a container series
@@ -26,9 +26,9 @@ from typing import Any
 import polars as pl
 
 from ingest.core.common import ReadResult, quarantine_from
-from ingest.telemetry.dcgm import _SLOW_LINE, _VALUE, _default_time, _unescape, text_lines
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_quarantine, polars_schema
+from ingest.telemetry.dcgm import _SLOW_LINE, _VALUE, _default_time, _unescape, text_lines
 
 TABLE = "k8s_gpu_requests"
 METRIC = "kube_pod_container_resource_requests"

@@ -26,7 +26,7 @@ import polars as pl
 from ingest.core.common import ReadResult, quarantine_frame, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
-from ingest.scheduler.slurm import _NULL_TIMES, _TIME, _zone
+from ingest.scheduler.slurm_fields import _NULL_TIMES, _TIME, _zone
 
 TABLE = "slurm_node_events"
 REQUIRED = ("nodename", "timestart", "state")

@@ -1,19 +1,19 @@
 """dcgm-exporter scrapes in the Prometheus text exposition format (plain or gzip) → `dcgm_samples`,
-and `read_dcgm`, the entry point for every DCGM file shape (by option `format`).
+(`read_dcgm`, the entry point for every DCGM file shape, is in dcgm_formats.py).
 
 A sample line is `NAME{label="v",...} VALUE [TIMESTAMP]`. Parsing is vectorised:
 
 1. polars' CSV reader splits every line at the first `}` (name+labels | value+timestamp), the
    left part read as a categorical, so each distinct series string is hashed once, in Rust;
 2. the value and timestamp are split and cast column-wise;
-3. each distinct `name{labels` string (a series) is parsed once (ingest/telemetry/dcgm_labels.py) and
-   joined back by its categorical code;
+3. each distinct `name{labels` string (a series) is parsed once
+   (ingest/telemetry/dcgm_labels.py) and joined back by its categorical code;
 4. lines that do not fit the fast path (no labels, odd spacing, `}` inside a label value)
    are parsed by a full regular expression; what still fails goes to quarantine.
 
 Options (`Source.options`):
 - `format`: `prometheus_text` (default; timestamps in ms) or `openmetrics` (timestamps in s);
-  the other shapes are read by their own modules (see `read_dcgm`).
+  the other shapes are read by their own modules (see `ingest.telemetry.dcgm_formats.read_dcgm`).
 - `scrape_time`: the time of samples that carry no timestamp (default: the file's mtime).
 - `node_label`: take the host from this label (e.g. `node`) instead of `Hostname`/`hostname`;
   on Kubernetes `Hostname` is the exporter pod.
@@ -28,6 +28,8 @@ from typing import Any
 import polars as pl
 
 from ingest.core.common import ReadResult, file_mtime, quarantine_from, to_utc_datetime
+from ingest.core.errors import IngestError
+from ingest.core.landing import empty_frame, empty_quarantine
 from ingest.telemetry.dcgm_labels import (
     SENTINEL_MIN,
     TABLE,
@@ -35,10 +37,8 @@ from ingest.telemetry.dcgm_labels import (
     is_sentinel,
     resolve_series,
 )
-from ingest.core.errors import IngestError
-from ingest.core.landing import empty_frame, empty_quarantine
 
-__all__ = ["FORMATS", "SENTINEL_MIN", "TABLE", "parse_text", "read_dcgm", "read_dcgm_text"]
+__all__ = ["FORMATS", "SENTINEL_MIN", "TABLE", "parse_text", "read_dcgm_text"]
 
 _NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 _VALUE = r'"(?:[^"\\]|\\.)*"'
@@ -328,36 +328,4 @@ def read_dcgm_text(
         default_time=_default_time(path, options),
         node_label=options.get("node_label"),
         fmt=fmt,
-    )
-
-
-def read_dcgm(
-    path: str | Path,
-    *,
-    source: str,
-    options: dict[str, Any] | None = None,
-) -> ReadResult:
-    """Read one DCGM file of any shape named by option `format` (default `prometheus_text`):
-    `prometheus_text` / `openmetrics` scrapes, `prometheus_range_json` (a saved /api/v1/query or
-    query_range response), `long_csv` / `long_parquet` exports, `nvidia_smi_csv` logs."""
-    options = options or {}
-    fmt = options.get("format", "prometheus_text")
-    if fmt in TEXT_FORMATS:
-        return read_dcgm_text(path, source=source, options=options)
-    if fmt == "prometheus_range_json":
-        from ingest.telemetry.dcgm_json import read_prometheus_json
-
-        return read_prometheus_json(path, source=source, options=options)
-    if fmt in ("long_csv", "long_parquet"):
-        from ingest.telemetry.dcgm_long import read_long
-
-        return read_long(path, source=source, options=options)
-    if fmt == "nvidia_smi_csv":
-        from ingest.telemetry.dcgm_nvsmi import read_nvidia_smi
-
-        return read_nvidia_smi(path, source=source, options=options)
-    raise IngestError(
-        f"dcgm format {fmt!r} is not supported (one of {', '.join(FORMATS)}, or "
-        "prometheus_api with an http(s):// location)",
-        file=path,
     )

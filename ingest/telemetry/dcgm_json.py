@@ -6,13 +6,13 @@ Reads what `/api/v1/query_range` and `/api/v1/query` return:
 A file holds one response, or several, one per line (as a script that saves a response per
 query leaves them). `query_range` values are resampled at its `step` (5-minute lookback), so they
 are samples only when the step equals the scrape interval and is aligned to it; raw samples come
-from range selectors (`metric[1h]` on /api/v1/query), which is what ingest/telemetry/dcgm_prometheus.py asks
-for.
+from range selectors (`metric[1h]` on /api/v1/query), which is what
+ingest/telemetry/dcgm_prometheus.py asks for.
 
 Parsing is vectorised: DuckDB's JSON reader turns the response into lists (series labels kept as
 JSON text, values as [time, value] string pairs), polars flattens them; labels are resolved once
-per series (ingest/telemetry/dcgm_labels.py). `x_line_number` is the sample's 1-based position in the file
-(series by series, in the response's order).
+per series (ingest/telemetry/dcgm_labels.py). `x_line_number` is the sample's 1-based position
+in the file (series by series, in the response's order).
 """
 
 from __future__ import annotations
@@ -26,9 +26,15 @@ import duckdb
 import polars as pl
 
 from ingest.core.common import ReadResult, quarantine_from, read_bytes
-from ingest.telemetry.dcgm_labels import TABLE, finish_rows, is_sentinel, json_label_pairs, resolve_series
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
+from ingest.telemetry.dcgm_labels import (
+    TABLE,
+    finish_rows,
+    is_sentinel,
+    json_label_pairs,
+    resolve_series,
+)
 
 _STRUCTURE = '[{"metric": "JSON", "values": "VARCHAR[][]", "value": "VARCHAR[]"}]'
 _QUERY = f"""

@@ -23,9 +23,9 @@ from typing import Any
 import polars as pl
 
 from ingest.core.common import ReadResult, parse_utc, quarantine_from, read_bytes
-from ingest.telemetry.dcgm_labels import TABLE, finish_rows, is_sentinel, resolve_frame
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
+from ingest.telemetry.dcgm_labels import TABLE, finish_rows, is_sentinel, resolve_frame
 
 _TIME = ("timestamp", "time", "ts", "sampled_at")
 _METRIC = ("metric", "__name__", "metric_name", "name", "field")

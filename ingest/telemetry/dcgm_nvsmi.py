@@ -26,10 +26,10 @@ from typing import Any
 import polars as pl
 
 from ingest.core.common import ReadResult, parse_utc, quarantine_from
-from ingest.telemetry.dcgm import text_lines
-from ingest.telemetry.dcgm_labels import TABLE, finish_rows, resolve_frame
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
+from ingest.telemetry.dcgm import text_lines
+from ingest.telemetry.dcgm_labels import TABLE, finish_rows, resolve_frame
 
 #: nvidia-smi query field → DCGM metric name
 FIELD_METRICS = {

@@ -37,10 +37,12 @@ from typing import Any
 import polars as pl
 
 from ingest.core.common import ReadResult
-from ingest.telemetry.dcgm_json import parse_prometheus_json
-from ingest.telemetry.dcgm_labels import TABLE
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
+from ingest.core.partitions import land_partition
+from ingest.core.spec import LandContext
+from ingest.telemetry.dcgm_json import parse_prometheus_json
+from ingest.telemetry.dcgm_labels import TABLE
 
 #: the metrics int_gpu_samples reads, the energy counter, the XID counter and the fields of
 #: the fleet-health marts (int_health_gpu_samples)
@@ -218,3 +220,21 @@ def read_prometheus_day(
     combined = ReadResult.concat(TABLE, results)
     combined.files = [base_url]
     return combined
+
+
+def land_prometheus(ctx: LandContext) -> None:
+    """dcgm from a live Prometheus (option `format: prometheus_api`, location = its URL): each
+    day is asked for chunk by chunk, checkpointed under
+    `<home>/state/dcgm_prometheus/<source>/date=D/` and landed whole; the checkpoints of a
+    landed day are deleted, those of a failed day let the next run resume."""
+    name, url, report = ctx.source.name, ctx.location, ctx.report
+    for day in ctx.days:
+        partition = f"date={day.isoformat()}"
+        state = ctx.home / "state" / "dcgm_prometheus" / name / partition
+        result = read_prometheus_day(url, day, source=name, options=ctx.options, state_dir=state)
+        report.files_read.extend(result.files)
+        report.sentinels_dropped += result.sentinels_dropped
+        if result.rows.height == 0:
+            report.warnings.append(f"no samples for {day} from {url}: landed an empty partition")
+        land_partition(ctx.home, ctx.table, name, partition, result.rows, result.quarantine, report)
+        Checkpoints(state).clear()

@@ -20,6 +20,7 @@ import polars as pl
 from ingest.core.common import ReadResult, parse_utc, quarantine_from, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_quarantine, polars_schema
+from ingest.telemetry.power_rollup import read_node_gpu_rollup
 
 TABLE = "power_readings"
 COLUMNS = ("timestamp", "site", "meter", "kind", "kw")
@@ -118,7 +119,5 @@ def read_power(
     """Read one power file in the source's `format` (see the module docstring)."""
     options = options or {}
     if power_format(options) == "node_gpu_rollup":
-        from ingest.telemetry.power_rollup import read_node_gpu_rollup
-
         return read_node_gpu_rollup(path, source=source, options=options)
     return read_power_csv(path, source=source, options=options)

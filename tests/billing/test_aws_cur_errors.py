@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 from aws_cur_helpers import make_bucket, s3_source, write_config
 
+from ingest.billing.s3 import S3Store, s3_client
 from ingest.core.errors import IngestError
 from ingest.registry import ingest_source
-from ingest.billing.s3 import S3Store, s3_client
 
 BUCKET = "broken-deliveries"
 BASE = "cur/exp"

@@ -266,7 +266,7 @@ def test_sensor_requests_a_run_for_a_new_or_changed_manifest(
             ]
         },
     )
-    assets = build_ingest_assets(cfg, {"aws_cur"}, "billing")
+    assets = build_ingest_assets(cfg)
     (sensor_def,) = billing_sensors(cfg, assets, DAILY_JOB_NAME)
     assert sensor_def.name == AWS_CUR_SENSOR
     # the sensor, its job and the assets it selects resolve together

@@ -16,7 +16,7 @@ import pytest
 
 from fleetledger.generator.bill_files import EXPORT, write_cur
 from fleetledger.generator.fleet import build_fleet
-from ingest.core.quality import reconcile_totals
+from ingest.billing.reconcile import reconcile_totals
 from ingest.registry import ingest_source
 
 FLEET_START = date(2026, 10, 30)
@@ -101,17 +101,18 @@ def test_checks_run_beside_the_ingest_asset(tmp_path: Path, export: Path) -> Non
         define_asset_job,
     )
 
+    from ingest.registry import spec_for
+    from orchestration.checks import source_checks
     from orchestration.ingest_assets import build_ingest_asset
-    from orchestration.quality import TOTALS_KINDS, billing_checks
     from orchestration.resources import FleetResource
 
-    assert "aws_cur" in TOTALS_KINDS
+    assert spec_for("aws_cur").records_totals
     home = tmp_path / "home"
     cfg = _config(home, export)
     source = cfg.source("cur")
-    checks_defs = billing_checks(cfg)
+    checks_defs = source_checks(cfg)
     defs = Definitions(
-        assets=[build_ingest_asset(source, "billing"), *checks_defs],
+        assets=[build_ingest_asset(source), *checks_defs],
         jobs=[define_asset_job("ingest", selection=AssetSelection.all())],
         resources={"fleet": FleetResource(home=str(home))},
     )

@@ -15,10 +15,10 @@ from test_focus_samples import DAY, focus_config, sample_rows, write_csv
 from test_gcp_billing_files import CSV_2020, gcp_samples
 
 from fleetledger.config import Config
+from ingest.billing.reconcile import reconcile_totals
 from ingest.core.quality import (
     Suite,
     Within,
-    reconcile_totals,
     register_suite,
     validate_frame,
     validate_partition,
@@ -169,7 +169,7 @@ def test_checks_run_beside_the_ingest_asset(tmp_path: Path) -> None:
     cfg = focus_config(folder / "*.csv")
     source = cfg.source("focus")
     defs = Definitions(
-        assets=[build_ingest_asset(source, "billing"), *landing_checks(source, totals=True)],
+        assets=[build_ingest_asset(source), *landing_checks(source, totals=True)],
         jobs=[define_asset_job("ingest", selection=AssetSelection.all())],
         resources={"fleet": FleetResource(home=str(home))},
     )

@@ -8,9 +8,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest.telemetry.dcgm import parse_text, read_dcgm_text
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
+from ingest.telemetry.dcgm import parse_text, read_dcgm_text
 
 SCRAPE = datetime(2024, 1, 1, tzinfo=UTC)
 U0 = "GPU-00000000-0000-0000-0000-000000000000"

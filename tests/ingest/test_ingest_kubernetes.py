@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from ingest.core.errors import IngestError
-from ingest.scheduler.kubernetes import read_pods
 from ingest.core.landing import polars_schema
+from ingest.scheduler.kubernetes import read_pods
 
 
 def _container(name: str, limits: dict | None = None, requests: dict | None = None) -> dict:

@@ -9,12 +9,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from ingest.billing.tables import CUR_COLUMNS
 from ingest.core.errors import IngestError
 from ingest.core.landing import (
-    CUR_COLUMNS,
-    FIXED_TABLES,
     SCHEMAS,
     empty_frame,
+    fixed_tables,
     land,
     land_frames,
     land_quarantine,
@@ -112,7 +112,7 @@ def test_quarantine_and_schema_files(tmp_path: Path) -> None:
     assert len(written) == len(SCHEMAS)
     assert {"aws_cur_lines", "aws_cur_deliveries", "quarantine"} <= set(SCHEMAS)
     con = duckdb.connect()
-    for table in FIXED_TABLES:
+    for table in fixed_tables():
         f = tmp_path / "raw" / table / "_schema" / "part-0.parquet"
         assert pq.read_table(f).schema == SCHEMAS[table]
         assert con.sql(f"select count(*) from read_parquet('{f}')").fetchall()[0] == (0,)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.core.errors import IngestError
 from ingest.billing.gcp_billing import read_gcp_billing_jsonl
+from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
 from ingest.telemetry.power import read_power_csv
 

@@ -9,6 +9,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pydantic import ValidationError
 
 from fleetledger.config import Config, Source
 from ingest.core.errors import IngestError
@@ -260,8 +261,13 @@ def test_unsupported_kind_and_bad_file(tmp_path: Path) -> None:
     # kueue has a reader now (tests/scheduler): no files is an empty partition, not an error
     r = ingest_source(cfg, cfg.source("kueue"), [D1], home)
     assert (r.table, r.rows_landed) == ("kueue_workloads", 0)
-    with pytest.raises(IngestError, match="kind 'rate_card' is not supported yet"):
-        ingest_source(cfg, Source(name="rc", kind="rate_card", location="rc.csv"), [D1], home)
+    # a kind no spec declares is refused by the config (rate cards live under `rate_cards:`)
+    with pytest.raises(ValidationError, match="unknown source kind 'rate_card'.*rate_cards:"):
+        Source(name="rc", kind="rate_card", location="rc.csv")
+    # and by the registry, for a Source built without validation
+    unchecked = Source.model_construct(name="rc", kind="rate_card", location="rc.csv", options={})
+    with pytest.raises(IngestError, match="kind 'rate_card' is not a source kind"):
+        ingest_source(cfg, unchecked, [D1], home)
     (tmp_path / "fleet" / "k8s" / f"pods-{D2}.json").write_text("[not json")
     with pytest.raises(IngestError, match=f"pods-{D2}.json, line 1: not valid JSON"):
         ingest_source(cfg, cfg.source("pods"), [D2], home)

@@ -11,7 +11,6 @@ from slurm_sample_columns import HB_COLUMNS, LEGACY_COLUMNS
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
 from ingest.scheduler.slurm import (
-    _expand_ranges,
     expand_hostlist,
     gpus_from_gres,
     gpus_from_tres,
@@ -19,6 +18,7 @@ from ingest.scheduler.slurm import (
     parse_sacct,
     read_sacct,
 )
+from ingest.scheduler.slurm_fields import _expand_ranges
 
 
 def epoch(dt: datetime | None) -> int | None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import polars as pl
 
 from ingest.core.landing import land, polars_schema
-from ingest.telemetry.power import read_power
 from ingest.core.quality import validate_frame
 from ingest.core.quality_landed import prepare, quarantine_counts, validate_landed
+from ingest.telemetry.power import read_power
 
 GPU09 = "power/cornell-biohpc-cbsugpu09-hourly-gpu-power-util-full.tsv"
 

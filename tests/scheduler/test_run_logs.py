@@ -1,4 +1,5 @@
-"""Job log files → checkpoint markers (ingest/scheduler/run_logs.py), landed by day (ingest/registry.py).
+"""Job log files → checkpoint markers (ingest/scheduler/run_logs.py), landed by day
+(ingest/scheduler/landing.py).
 
 Every expected time below is worked out by hand from the line it comes from."""
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import polars as pl
 
 from fleetledger.config import Config, Source
-from ingest.scheduler.kubernetes_ksm import parse_ksm, read_ksm
 from ingest.core.landing import polars_schema
 from ingest.registry import ingest_source, source_table
+from ingest.scheduler.kubernetes_ksm import parse_ksm, read_ksm
 
 SCRAPE = datetime(2024, 7, 1, 12, tzinfo=UTC)
 REQ = "kube_pod_container_resource_requests"

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 
 from ingest.core.errors import IngestError
-from ingest.scheduler.kueue import parse_workloads, pod_template_gpus, read_workloads
 from ingest.core.landing import polars_schema
+from ingest.scheduler.kueue import parse_workloads, pod_template_gpus, read_workloads
 
 T = "2024-07-01T{}Z"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import polars as pl
 import yaml
 
-from ingest.scheduler.kubernetes_ksm import parse_ksm
-from ingest.scheduler.kueue import parse_workloads
 from ingest.core.quality import validate_frame
 from ingest.core.quality_landed import prepare
+from ingest.scheduler.kubernetes_ksm import parse_ksm
+from ingest.scheduler.kueue import parse_workloads
 from ingest.scheduler.slurm import read_sacct
 
 HB = "slurm/hb-jobinfo-sacct-snowman-delim-gpu-steps.txt"
@@ -81,9 +81,9 @@ def test_asset_checks_beside_ingest_assets(samples: Path, tmp_path: Path) -> Non
     from dagster import materialize
 
     from fleetledger.config import load_config
+    from orchestration.checks import source_checks
+    from orchestration.ingest_assets import build_ingest_assets
     from orchestration.resources import FleetResource
-    from orchestration.scheduler import scheduler_assets
-    from orchestration.telemetry import telemetry_assets
 
     home = tmp_path / "home"
     home.mkdir()
@@ -109,7 +109,7 @@ def test_asset_checks_beside_ingest_assets(samples: Path, tmp_path: Path) -> Non
     ]
     (home / "fleetledger.yml").write_text(yaml.safe_dump({"sources": sources}))
     cfg = load_config(home / "fleetledger.yml")
-    defs = [*scheduler_assets(cfg), *telemetry_assets(cfg)]
+    defs = [*build_ingest_assets(cfg), *source_checks(cfg)]
     result = materialize(
         defs,
         partition_key="2025-03-09",

@@ -16,7 +16,8 @@ import pytest
 from fleetledger.config import Config, Source
 from ingest.core.errors import IngestError
 from ingest.registry import ingest_source
-from ingest.scheduler.slurm import DEFAULT_COLUMNS, run_sacct, sacct_command
+from ingest.scheduler.slurm import DEFAULT_COLUMNS
+from ingest.scheduler.slurm_command import run_sacct, sacct_command
 
 FAKE_SACCT = """#!{python}
 import json, os, sys

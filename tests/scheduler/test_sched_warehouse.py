@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 from dbt_in_process import dbt_build
 
 from fleetledger.config import Config, Source
-from ingest.scheduler.kubernetes_ksm import parse_ksm
-from ingest.scheduler.kueue import parse_workloads
 from ingest.core.landing import land, land_quarantine, write_schema_files
 from ingest.registry import ingest_source
+from ingest.scheduler.kubernetes_ksm import parse_ksm
+from ingest.scheduler.kueue import parse_workloads
 
 DAY = date(2025, 3, 9)
 GPU09 = "power/cornell-biohpc-cbsugpu09-hourly-gpu-power-util-full.tsv"

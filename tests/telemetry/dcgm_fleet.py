@@ -19,7 +19,7 @@ from fleetledger.generator.dcgm_text import scrape_frame
 from fleetledger.generator.fleet import DAY, build_fleet
 from fleetledger.generator.telemetry import node_series
 from ingest.core.common import ReadResult
-from ingest.telemetry.dcgm import read_dcgm
+from ingest.telemetry.dcgm_formats import read_dcgm
 
 START = date(2026, 10, 2)
 DAYS = 2

@@ -10,10 +10,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest.telemetry.dcgm import read_dcgm
+from ingest.core.errors import IngestError
+from ingest.telemetry.dcgm_formats import read_dcgm
 from ingest.telemetry.dcgm_json import parse_prometheus_json
 from ingest.telemetry.dcgm_nvsmi import host_from_path, parse_nvidia_smi
-from ingest.core.errors import IngestError
 
 U0 = "GPU-00000000-0000-0000-0000-000000000000"
 L0 = {"__name__": "DCGM_FI_DEV_GPU_UTIL", "gpu": "0", "UUID": U0, "Hostname": "n1"}

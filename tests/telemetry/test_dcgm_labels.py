@@ -15,7 +15,8 @@ import pytest
 from dcgm_fleet import sorted_rows
 
 from ingest.core.common import ReadResult
-from ingest.telemetry.dcgm import parse_text, read_dcgm
+from ingest.telemetry.dcgm import parse_text
+from ingest.telemetry.dcgm_formats import read_dcgm
 from ingest.telemetry.dcgm_json import parse_prometheus_json
 
 T0 = 1790899200000  # 2026-10-02 00:00:00 UTC, ms

@@ -28,6 +28,8 @@ from dcgm_fleet import ShapeFleet, sorted_rows
 
 from fleetledger.config import Config, Source
 from fleetledger.generator.dcgm_text import METRICS
+from ingest.core.errors import IngestError
+from ingest.registry import ingest_source
 from ingest.telemetry.dcgm_prometheus import (
     DEFAULT_METRICS,
     Chunk,
@@ -36,8 +38,6 @@ from ingest.telemetry.dcgm_prometheus import (
     query_url,
     read_prometheus_day,
 )
-from ingest.core.errors import IngestError
-from ingest.registry import ingest_source
 
 #: every metric the generator's files hold (incl. the health fields of AWS and on-prem)
 FILE_METRICS = [name for name, *_ in METRICS]

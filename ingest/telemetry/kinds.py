@@ -1,0 +1,73 @@
+"""The telemetry source kinds: DCGM GPU metrics and power (facility meters, node GPU rollups).
+
+Each `KindSpec` (ingest/core/spec.py) says which tables a kind lands, how it reads and lands
+them, and how its landing is checked; `ingest/registry.py` lists every domain's specs.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ingest.core import quality_landed
+from ingest.core.common import ReadResult
+from ingest.core.partitions import land_files
+from ingest.core.spec import KindSpec, LandContext
+from ingest.telemetry.dcgm_formats import read_dcgm
+from ingest.telemetry.dcgm_prometheus import land_prometheus
+from ingest.telemetry.power import read_power
+from ingest.telemetry.tables import TABLES
+
+#: the telemetry and scheduler suites register when quality_landed loads
+SUITE_TABLES = quality_landed.TABLES
+
+
+def _sample_day(_table: str) -> pl.Expr:
+    return pl.col("time").dt.date()
+
+
+def _read_dcgm(path: Path, _day: date | None, source: str, options: dict[str, Any]) -> ReadResult:
+    return read_dcgm(path, source=source, options=options)
+
+
+def _land_dcgm(ctx: LandContext) -> None:
+    if ctx.source.options.get("format") == "prometheus_api":
+        land_prometheus(ctx)
+    else:
+        land_files(ctx)
+
+
+def _read_power(path: Path, _day: date | None, source: str, options: dict[str, Any]) -> ReadResult:
+    return read_power(path, source=source, options=options)
+
+
+DCGM = KindSpec(
+    kind="dcgm",
+    group="telemetry",
+    description="NVIDIA DCGM GPU metrics: exporter scrapes, Prometheus, long exports, nvidia-smi",
+    tables={"dcgm_samples": TABLES["dcgm_samples"]},
+    read=_read_dcgm,
+    land=_land_dcgm,
+    day=_sample_day,
+    suite="warning",
+)
+
+POWER = KindSpec(
+    kind="power",
+    group="telemetry",
+    description="facility and IT power meter readings, or node GPU power rollups",
+    tables={
+        "power_readings": TABLES["power_readings"],
+        "node_gpu_power_hourly": TABLES["node_gpu_power_hourly"],
+    },
+    read=_read_power,
+    land=land_files,
+    day=_sample_day,
+    format_tables={"node_gpu_rollup": "node_gpu_power_hourly"},
+    suite="warning",
+)
+
+SPECS = (DCGM, POWER)
