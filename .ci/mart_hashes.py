@@ -5,7 +5,8 @@
 
 Each fleet (the test suite's small fleet, the MIG fleet and the unlabelled fleet) is generated
 into a temporary home and run through `run_pipeline`; every `fct_*` / `dim_*` relation of the
-published warehouse is read whole, ordered by all its columns, and hashed (sha256 of its CSV).
+published warehouse is read whole, ordered by all its columns, and hashed (sha256 of its CSV;
+doubles rounded to 6 decimals, since parallel sums differ in their last bits from run to run).
 The generator's files are hashed too
 (`<fleet>.files`). Run-dependent columns (the run id and time of the data-health history) are
 left out.
@@ -53,13 +54,18 @@ def mart_hashes(warehouse: Path) -> dict[str, str]:
                 "where table_name = ? order by ordinal_position",
                 [name],
             ).fetchall()
-            # nested values (lists, structs, maps) are compared as their text
-            select = ", ".join(
-                f'cast("{c}" as varchar) as "{c}"'
-                if any(k in t for k in ("[]", "STRUCT", "MAP"))
-                else f'"{c}"'
-                for c, t in columns
-            )
+
+            # nested values (lists, structs, maps) are compared as their text; doubles rounded
+            # to 6 decimals: DuckDB's parallel sums add in a varying order, so the last bits of
+            # a double differ between two builds of the same data
+            def expr(c: str, t: str) -> str:
+                if any(k in t for k in ("[]", "STRUCT", "MAP")):
+                    return f'cast("{c}" as varchar) as "{c}"'
+                if t in ("DOUBLE", "FLOAT", "REAL"):
+                    return f'round("{c}", 6) as "{c}"'
+                return f'"{c}"'
+
+            select = ", ".join(expr(c, t) for c, t in columns)
             frame = pl.from_arrow(con.sql(f'select {select} from "{name}"').to_arrow_table())
             frame = frame.drop([c for c in frame.columns if c in RUN_COLUMNS])
             frame = frame.sort(frame.columns, nulls_last=True)
