@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fleetledger.generator.fleet import Fleet, Run, stable_hex
+from fleetledger.generator.model import Fleet, Run, stable_hex
 
 SITE_OF_CLUSTER = {"aws-hpc": "aws", "onprem": "onprem", "gke-ml": "gcp"}
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
