@@ -9,6 +9,7 @@ from datetime import date
 
 import numpy as np
 
+from fleetledger.generator.gpu_calendar import Calendar
 from fleetledger.generator.model import (
     DAY,
     HOUR,
@@ -31,92 +32,7 @@ from fleetledger.generator.model import (
     stable_hex,
     stable_uuid,
 )
-
-# --------------------------------------------------------------------------------------------
-# Fleet layout
-
-
-def build_nodes(aws_nodes: int, gcp_nodes: int, onprem_nodes: int) -> list[Node]:
-    nodes: list[Node] = []
-    for i in range(aws_nodes):
-        nodes.append(
-            Node(
-                host=f"aws-p5-{i + 1:02d}",
-                provider="aws",
-                site="us-east-2",
-                instance_type="p5.48xlarge",
-                resource_id=f"i-0{stable_hex('aws', i, n=16)}",
-                cluster="aws-hpc",
-                sample_offset=(7 * i) % 60,
-                savings_plan=i < 2,
-            )
-        )
-    for i in range(gcp_nodes):
-        name = f"gke-ml-a3-pool-{stable_hex('gke', i, n=4)}"
-        nodes.append(
-            Node(
-                host=name,
-                provider="gcp",
-                site="us-central1",
-                instance_type="a3-highgpu-8g",
-                resource_id=(
-                    f"//compute.googleapis.com/projects/fleet-ml-prod/zones/us-central1-a/"
-                    f"instances/{int(stable_hex('gce', i, n=12), 16)}"
-                ),
-                cluster="gke-ml",
-                sample_offset=(11 * i + 3) % 60,
-            )
-        )
-    for i in range(onprem_nodes):
-        nodes.append(
-            Node(
-                host=f"dgx-{i + 1:02d}",
-                provider="onprem",
-                site="dc1",
-                instance_type="dgx-h100",
-                resource_id=f"dgx-{i + 1:02d}",
-                cluster="onprem",
-                sample_offset=(13 * i + 5) % 60,
-            )
-        )
-    return nodes
-
-
-class Calendar:
-    """Which GPUs are busy when: a tiny first-fit scheduler over per-GPU busy intervals."""
-
-    def __init__(self, nodes: list[Node]):
-        self.busy: dict[tuple[str, int], list[tuple[int, int]]] = {
-            (n.host, g): [] for n in nodes for g in range(n.gpus)
-        }
-
-    def free(self, host: str, gpu: int, a: int, b: int) -> bool:
-        return all(e <= a or s >= b for s, e in self.busy[(host, gpu)])
-
-    def reserve(self, host: str, gpus: list[int], a: int, b: int) -> None:
-        for g in gpus:
-            if not self.free(host, g, a, b):
-                raise ValueError(f"GPU {host}:{g} is already busy in [{a}, {b})")
-            self.busy[(host, g)].append((a, b))
-
-    def place(
-        self, hosts: list[str], n_gpus: dict[str, int], k: int, earliest: int, dur: int
-    ) -> tuple[int, str, list[int]]:
-        """Earliest (start, host, gpu indices) where k GPUs of one host are free for dur."""
-        best: tuple[int, str, list[int]] | None = None
-        for host in hosts:
-            cands = {earliest}
-            for g in range(n_gpus[host]):
-                cands.update(e for _, e in self.busy[(host, g)] if e > earliest)
-            for t in sorted(cands):
-                if best is not None and t >= best[0]:
-                    break
-                free = [g for g in range(n_gpus[host]) if self.free(host, g, t, t + dur)]
-                if len(free) >= k:
-                    best = (t, host, free[:k])
-                    break
-        assert best is not None
-        return best
+from fleetledger.generator.nodes import build_nodes, mig_node, scrape_time_after
 
 
 def _util_for_kind(rng: np.random.Generator, kind: str) -> float:
@@ -148,17 +64,15 @@ def build_fleet(
     t0 = epoch(start)
     t1 = t0 + days * DAY
     cal = Calendar(nodes)
+
+    def scrape_after(node: Node, t: int) -> int:
+        return scrape_time_after(node, t, t0=t0, scrape_interval=scrape_interval)
+
     runs: list[Run] = []
     outages: list[Outage] = []
     gaps: list[ScrapeGap] = []
     stragglers: list[Straggler] = []
     by_provider = {p: [n for n in nodes if n.provider == p] for p in ("aws", "gcp", "onprem")}
-    n_gpus = {n.host: n.gpus for n in nodes}
-
-    def scrape_time_after(node: Node, t: int) -> int:
-        """The first scrape time of node at or after t."""
-        k = -(-(t - t0 - node.sample_offset) // scrape_interval)
-        return t0 + node.sample_offset + k * scrape_interval
 
     slurm_ids = {"aws-hpc": 41000, "onprem": 88000}
 
@@ -260,7 +174,7 @@ def build_fleet(
     # 2. a preempted and requeued run: attempt 1 is preempted, attempt 2 runs to completion
     pq_raw = str(next_job_id("aws-hpc"))
     pq1_dur = 3 * HOUR + 17 * 60 + 41
-    pq1_start, pq1_host, pq1_idx = cal.place(aws, n_gpus, 4, t0 + 1 * HOUR + 5 * 60 + 9, pq1_dur)
+    pq1_start, pq1_host, pq1_idx = cal.place(aws, 4, t0 + 1 * HOUR + 5 * 60 + 9, pq1_dur)
     pq1_end = pq1_start + pq1_dur
     pq1 = slurm_run(
         "aws-hpc",
@@ -283,7 +197,7 @@ def build_fleet(
     )
     hold(pq1)
     pq2_dur = 5 * HOUR + 2 * 60 + 11
-    pq2_start, pq2_host, pq2_idx = cal.place(aws, n_gpus, 4, pq1_end + 47 * 60 + 3, pq2_dur)
+    pq2_start, pq2_host, pq2_idx = cal.place(aws, 4, pq1_end + 47 * 60 + 3, pq2_dur)
     pq2 = slurm_run(
         "aws-hpc",
         "research",
@@ -307,7 +221,7 @@ def build_fleet(
     # 3. a failed run that hangs (0 % utilisation) for its last 40 minutes
     fr_dur = 2 * HOUR + 13 * 60 + 5
     fr_earliest = t0 + DAY + 4 * HOUR + 31 * 60 + 50
-    fr_start, fr_host, fr_idx = cal.place(aws, n_gpus, 4, fr_earliest, fr_dur)
+    fr_start, fr_host, fr_idx = cal.place(aws, 4, fr_earliest, fr_dur)
     fr = slurm_run(
         "aws-hpc",
         "research",
@@ -331,7 +245,7 @@ def build_fleet(
     arr_submit = t0 + 5 * HOUR + 20 * 60
     for task in range(6):
         dur = int(rng.integers(90, 240)) * 60 + int(rng.integers(0, 60))
-        st, host, idx = cal.place(aws, n_gpus, 2, arr_submit + 60 * task, dur)
+        st, host, idx = cal.place(aws, 2, arr_submit + 60 * task, dur)
         r = slurm_run(
             "aws-hpc",
             "data",
@@ -362,8 +276,8 @@ def build_fleet(
     xnode = by_provider["onprem"][2] if len(onp) > 2 else by_provider["onprem"][0]
     partner = onp[3] if len(onp) > 3 else onp[1]
     x_run_start = t0 + DAY + 1 * HOUR + 44 * 60 + 2
-    x_time = scrape_time_after(xnode, t0 + DAY + 10 * HOUR + 15 * 60)
-    x_back = scrape_time_after(xnode, x_time + 5 * HOUR + 20 * 60)
+    x_time = scrape_after(xnode, t0 + DAY + 10 * HOUR + 15 * 60)
+    x_back = scrape_after(xnode, x_time + 5 * HOUR + 20 * 60)
     xr = slurm_run(
         "onprem",
         "llm-training",
@@ -484,7 +398,7 @@ def build_fleet(
     k = 0
     while bt < t1 - 4 * HOUR and k < 8 * days:
         dur = int(rng.integers(70, 200)) * 60 + int(rng.integers(0, 60))
-        st, host, idx = cal.place(gke[:1], n_gpus, 2, bt, dur)
+        st, host, idx = cal.place(gke[:1], 2, bt, dur)
         if st + dur >= t1:
             break
         oom = k == 2
@@ -508,24 +422,9 @@ def build_fleet(
     # 10. an optional MIG node: GPUs 0-3 split into MIG instances held by pods, GPUs 4-5
     #     time-sliced (two pods may hold GPU 4 at once), GPUs 6-7 free
     if mig:
-        layout = [("1", "3g.40gb"), ("2", "2g.20gb"), ("3", "2g.20gb")]
-        mnode = Node(
-            host=f"gke-ml-mig-pool-{stable_hex('gke-mig', seed, n=4)}",
-            provider="gcp",
-            site="us-central1",
-            instance_type="a3-highgpu-8g",
-            resource_id=(
-                "//compute.googleapis.com/projects/fleet-ml-prod/zones/us-central1-a/"
-                f"instances/{int(stable_hex('gce-mig', seed, n=12), 16)}"
-            ),
-            cluster="gke-ml",
-            sample_offset=(17 * len(nodes) + 9) % 60,
-            mig={0: layout, 1: layout, 2: layout, 3: layout[:2]},
-            time_sliced=(4, 5),
-        )
+        mnode = mig_node(seed, len(nodes))
         nodes.append(mnode)
-        cal.busy.update({(mnode.host, g): [] for g in range(mnode.gpus)})
-        n_gpus[mnode.host] = mnode.gpus
+        cal.add(mnode)
 
         for g, insts in mnode.mig.items():
             for inst in insts:
@@ -584,7 +483,7 @@ def build_fleet(
             k = 8 if whole_nodes else int(rng.choice([1, 2, 4, 8]))
             dur = int(rng.integers(40, 420)) * 60 + int(rng.integers(0, 60))
             kind = "training" if k == 8 and dur > 3 * HOUR else "batch"
-            st, host, idx = cal.place(hosts, n_gpus, k, t, dur)
+            st, host, idx = cal.place(hosts, k, t, dur)
             wait = st - t + int(rng.integers(0, 600))
             if st >= t1:
                 # still pending when the window closes
@@ -653,9 +552,7 @@ def build_fleet(
         outage=outages[0],
         straggler=stragglers[0],
         train_start=train_start,
-        scrape_time_after=lambda host, t: scrape_time_after(
-            next(n for n in nodes if n.host == host), t
-        ),
+        scrape_time_after=lambda host, t: scrape_after(next(n for n in nodes if n.host == host), t),
     )
 
     runs.sort(key=lambda r: (r.scheduler, r.cluster, r.submitted, r.job_id, r.attempt))
