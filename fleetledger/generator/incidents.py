@@ -56,10 +56,11 @@ def scrape_gap(t0: int, host: str) -> ScrapeGap:
     return ScrapeGap(host, start, start + 23 * 60 + 41)
 
 
-def bus_outage(node: Node, *, t0: int, scrape_interval: int) -> Outage:
-    """GPU `BUS_OUTAGE_GPU` of `node` falls off the bus (XID 79) at the node's first scrape
-    `BUS_OUTAGE_AFTER` into the window; the node is back, rebooted, at its first scrape
-    `BUS_OUTAGE_FOR` later."""
+def bus_outage(onprem: list[Node], *, t0: int, scrape_interval: int) -> Outage:
+    """GPU `BUS_OUTAGE_GPU` of the third on-prem node (the first, with fewer than three) falls
+    off the bus (XID 79) at the node's first scrape `BUS_OUTAGE_AFTER` into the window; the node
+    is back, rebooted, at its first scrape `BUS_OUTAGE_FOR` later."""
+    node = onprem[2] if len(onprem) > 2 else onprem[0]
     down = scrape_time_after(node, t0 + BUS_OUTAGE_AFTER, t0=t0, scrape_interval=scrape_interval)
     back = scrape_time_after(node, down + BUS_OUTAGE_FOR, t0=t0, scrape_interval=scrape_interval)
     return Outage(node.host, BUS_OUTAGE_GPU, 79, down, back)
@@ -89,7 +90,7 @@ def dbe_fault(
     hosts: list[str],
     runs: list[Run],
     outages: list[Outage],
-    scrape_time_after: Callable[[str, int], int],
+    scrape_after: Callable[[str, int], int],
 ) -> GpuFault | None:
     """A double-bit ECC error (XID 48) on GPU `DBE_GPU` of the first of `hosts` with a window on
     the second day where no run holds that GPU, and the node is not out, from `DBE_MARGIN`
@@ -106,9 +107,9 @@ def dbe_fault(
             if r.end is not None and a <= r.end < b and DBE_GPU in r.gpu_indices.get(host, [])
         } | {e for _, e in out if a <= e < b}
         for c in sorted({a} | ends):
-            at = scrape_time_after(host, c + DBE_MARGIN)
+            at = scrape_after(host, c + DBE_MARGIN)
             reset_at = at + DBE_RESET_AFTER
-            back = scrape_time_after(host, reset_at + 1)
+            back = scrape_after(host, reset_at + 1)
             if back + DBE_MARGIN > b:
                 break
             if _held(runs, t1, host, DBE_GPU, c, back + DBE_MARGIN):
@@ -127,8 +128,8 @@ def health_events(
     runs: list[Run],
     outage: Outage,
     straggler: Straggler,
-    train_start: int,
-    scrape_time_after: Callable[[str, int], int],
+    train: Run,
+    scrape_after: Callable[[str, int], int],
 ) -> tuple[list[Throttle], list[EccErrors], list[RowRemap], list[GpuFault]]:
     """Throttling episodes, ECC errors, a row remap and a double-bit ECC error, at fixed offsets
     in the window (the DBE error at the first free window of a GPU on day 2: `dbe_fault`).
@@ -146,6 +147,8 @@ def health_events(
       remapped row; the operator resets the GPU 37 min later, clearing the XID and both
       volatile ECC counters of that GPU.
     """
+    assert train.start is not None
+    train_start = train.start
     throttles = [
         Throttle(
             straggler.host,
@@ -182,7 +185,7 @@ def health_events(
         EccErrors(xhost, gpu, t0 + 2 * DAY + 8 * HOUR + 30, 4),
         EccErrors(other, 5, t0 + DAY + 21 * HOUR + 58 * 60 + 2, 1),
     ]
-    remaps = [RowRemap(other, 2, scrape_time_after(other, t0 + DAY + 19 * HOUR + 42 * 60))]
+    remaps = [RowRemap(other, 2, scrape_after(other, t0 + DAY + 19 * HOUR + 42 * 60))]
     faults: list[GpuFault] = []
     dbe = dbe_fault(
         t0=t0,
@@ -191,7 +194,7 @@ def health_events(
         hosts=[h for h in reversed(onprem) if h != outage.host] + [outage.host],
         runs=runs,
         outages=[outage],
-        scrape_time_after=scrape_time_after,
+        scrape_after=scrape_after,
     )
     if dbe is not None:
         faults.append(dbe)

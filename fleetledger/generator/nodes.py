@@ -4,6 +4,8 @@ MIG node, and when each node's exporter is scraped. No random draws.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fleetledger.generator.model import Node, stable_hex
 
 
@@ -86,3 +88,11 @@ def scrape_time_after(node: Node, t: int, *, t0: int, scrape_interval: int) -> i
     `scrape_interval` seconds, `node.sample_offset` seconds after the window's grid)."""
     k = -(-(t - t0 - node.sample_offset) // scrape_interval)
     return t0 + node.sample_offset + k * scrape_interval
+
+
+def scrape_clock(nodes: list[Node], *, t0: int, scrape_interval: int) -> Callable[[str, int], int]:
+    """`scrape_time_after` by host name."""
+    by_host = {n.host: n for n in nodes}
+    return lambda host, t: scrape_time_after(
+        by_host[host], t, t0=t0, scrape_interval=scrape_interval
+    )
