@@ -1,7 +1,7 @@
 """Job log files of the synthetic fleet, and when each run saved a checkpoint.
 
 Every decision is made here, deterministically from the fleet (each run seeded by
-`stable_hex(fleet seed, run_id)`), never in fleet.py:
+`stable_hex(fleet seed, run_id)`), never in the layout (fleet.py and its builders):
 
 - every Slurm `training` run logs like a Hugging Face Trainer or PyTorch Lightning job (Python
   logging times, `,mmm` milliseconds) and checkpoints every 25–40 min, the first 8–20 min after
