@@ -33,7 +33,8 @@ from pathlib import Path
 import polars as pl
 
 from fleetledger.generator.dcgm_text import scrape_frame
-from fleetledger.generator.fleet import DAY, build_fleet
+from fleetledger.generator.fleet import build_fleet
+from fleetledger.generator.model import DAY
 from fleetledger.generator.telemetry import GpuSeries, node_series
 from ingest.telemetry.dcgm import parse_text
 

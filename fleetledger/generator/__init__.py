@@ -14,11 +14,12 @@ from pathlib import Path
 import yaml
 
 from fleetledger.generator import dcgm_shapes
-from fleetledger.generator import fleet as F
+from fleetledger.generator import model as M
 from fleetledger.generator.bill_files import write_cur, write_gcp
-from fleetledger.generator.fleet import DAY, Fleet, build_fleet
+from fleetledger.generator.fleet import build_fleet
 from fleetledger.generator.health_truth import health_truth
 from fleetledger.generator.log_files import last_checkpoints, plan_logs, write_logs
+from fleetledger.generator.model import DAY, Fleet
 from fleetledger.generator.power_files import write_power
 from fleetledger.generator.scheduler_files import write_node_events, write_pods, write_sacct
 from fleetledger.generator.telemetry import node_series
@@ -151,10 +152,10 @@ def _config(fleet: Fleet) -> dict:
             {
                 "site": "dc1",
                 "hosts": [n.host for n in onprem],
-                "capex": F.DGX_CAPEX,
-                "amortisation_months": F.DGX_AMORTISATION_MONTHS,
-                "power_price_per_kwh": F.POWER_PRICE_PER_KWH,
-                "host_overhead_w": F.HOST_OVERHEAD_W,
+                "capex": M.DGX_CAPEX,
+                "amortisation_months": M.DGX_AMORTISATION_MONTHS,
+                "power_price_per_kwh": M.POWER_PRICE_PER_KWH,
+                "host_overhead_w": M.HOST_OVERHEAD_W,
             }
         ],
         "budgets": [
@@ -219,7 +220,7 @@ def generate(
         weighted = []
         for s in series:
             if s.mig_device:  # the slices no MIG instance uses
-                used = sum(F.mig_fraction(p) for _, p in node.mig.get(s.gpu, []))
+                used = sum(M.mig_fraction(p) for _, p in node.mig.get(s.gpu, []))
                 weighted.append((s, max(0.0, 1.0 - used)))
             else:
                 weighted.append((s, s.fraction))
@@ -297,15 +298,15 @@ def generate(
                 "run_id": nb.run_id,
                 "host": nb.nodes[0],
                 "gpus": nb.gpus,
-                "start": F.iso(nb.start),  # type: ignore[arg-type]
+                "start": M.iso(nb.start),  # type: ignore[arg-type]
                 "allocated_idle_seconds": by_id[nb.run_id]["allocated_idle_seconds"],
             },
             "xid79_outage": {
                 "host": o.host,
                 "gpu_index": o.gpu_index,
                 "xid": o.xid,
-                "start": F.iso(o.start),
-                "end": F.iso(o.end),
+                "start": M.iso(o.start),
+                "end": M.iso(o.end),
                 "failed_run_id": xr.run_id,
             },
             "requeued_run": {
@@ -315,7 +316,7 @@ def generate(
             "checkpointed_failure": {
                 "run_id": xr.run_id,
                 "last_checkpoint_at": moe["last_checkpoint_at"],
-                "ended_at": F.iso(xr.end),  # type: ignore[arg-type]
+                "ended_at": M.iso(xr.end),  # type: ignore[arg-type]
                 "lost_work_seconds": moe["lost_work_seconds"],
                 "lost_work_cost": moe["lost_work_cost"],
                 "cost": moe["cost"],
@@ -333,8 +334,8 @@ def generate(
                 "gpu_index": st.gpu_index,
                 "gpu_uuid": fleet.node(st.host).gpu_uuid(st.gpu_index),
                 "run_id": st.run_id,
-                "start": F.iso(st.start),
-                "end": F.iso(st.end),
+                "start": M.iso(st.start),
+                "end": M.iso(st.end),
             },
         },
     }

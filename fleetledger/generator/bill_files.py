@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fleetledger.generator import fleet as F
-from fleetledger.generator.fleet import DAY, HOUR, Fleet, stable_hex, stable_uuid
+from fleetledger.generator import model as M
+from fleetledger.generator.model import DAY, HOUR, Fleet, stable_hex, stable_uuid
 
 PAYER = "111122223333"
 ACCOUNT = "444455556666"
@@ -120,8 +120,8 @@ def cur_rows(fleet: Fleet) -> list[dict]:
                     "product_name": "Amazon Elastic Compute Cloud",
                     "servicecode": "AmazonEC2",
                 },
-                pricing_public_on_demand_cost=F.P5_ON_DEMAND_PER_HOUR,
-                pricing_public_on_demand_rate=f"{F.P5_ON_DEMAND_PER_HOUR}",
+                pricing_public_on_demand_cost=M.P5_ON_DEMAND_PER_HOUR,
+                pricing_public_on_demand_rate=f"{M.P5_ON_DEMAND_PER_HOUR}",
                 pricing_unit="Hrs",
                 resource_tags=tags,
             )
@@ -131,17 +131,17 @@ def cur_rows(fleet: Fleet) -> list[dict]:
                         **base,
                         identity_line_item_id=stable_hex("cur", n.host, a, "spcu", n=52),
                         line_item_line_item_type="SavingsPlanCoveredUsage",
-                        line_item_unblended_rate=f"{F.P5_ON_DEMAND_PER_HOUR}",
-                        line_item_unblended_cost=F.P5_ON_DEMAND_PER_HOUR,
-                        line_item_net_unblended_cost=F.P5_ON_DEMAND_PER_HOUR,
+                        line_item_unblended_rate=f"{M.P5_ON_DEMAND_PER_HOUR}",
+                        line_item_unblended_cost=M.P5_ON_DEMAND_PER_HOUR,
+                        line_item_net_unblended_cost=M.P5_ON_DEMAND_PER_HOUR,
                         line_item_line_item_description=(
                             "$55.04 per On Demand Linux p5.48xlarge Instance Hour covered by "
                             "Compute Savings Plan"
                         ),
                         pricing_term="OnDemand",
                         savings_plan_savings_plan_a_r_n=SP_ARN,
-                        savings_plan_savings_plan_effective_cost=F.P5_SAVINGS_PLAN_PER_HOUR,
-                        savings_plan_savings_plan_rate=F.P5_SAVINGS_PLAN_PER_HOUR,
+                        savings_plan_savings_plan_effective_cost=M.P5_SAVINGS_PLAN_PER_HOUR,
+                        savings_plan_savings_plan_rate=M.P5_SAVINGS_PLAN_PER_HOUR,
                     )
                 )
                 rows.append(
@@ -149,9 +149,9 @@ def cur_rows(fleet: Fleet) -> list[dict]:
                         **dict(base, pricing_public_on_demand_cost=0.0),
                         identity_line_item_id=stable_hex("cur", n.host, a, "spneg", n=52),
                         line_item_line_item_type="SavingsPlanNegation",
-                        line_item_unblended_rate=f"{-F.P5_ON_DEMAND_PER_HOUR}",
-                        line_item_unblended_cost=-F.P5_ON_DEMAND_PER_HOUR,
-                        line_item_net_unblended_cost=-F.P5_ON_DEMAND_PER_HOUR,
+                        line_item_unblended_rate=f"{-M.P5_ON_DEMAND_PER_HOUR}",
+                        line_item_unblended_cost=-M.P5_ON_DEMAND_PER_HOUR,
+                        line_item_net_unblended_cost=-M.P5_ON_DEMAND_PER_HOUR,
                         line_item_line_item_description=(
                             f"SavingsPlanNegation used by AccountId : {ACCOUNT} and UsageSku"
                         ),
@@ -159,16 +159,16 @@ def cur_rows(fleet: Fleet) -> list[dict]:
                         savings_plan_savings_plan_effective_cost=0.0,
                     )
                 )
-                used += F.P5_SAVINGS_PLAN_PER_HOUR
+                used += M.P5_SAVINGS_PLAN_PER_HOUR
             else:
                 rows.append(
                     _cur_line(
                         **base,
                         identity_line_item_id=stable_hex("cur", n.host, a, "use", n=52),
                         line_item_line_item_type="Usage",
-                        line_item_unblended_rate=f"{F.P5_ON_DEMAND_PER_HOUR}",
-                        line_item_unblended_cost=F.P5_ON_DEMAND_PER_HOUR,
-                        line_item_net_unblended_cost=F.P5_ON_DEMAND_PER_HOUR,
+                        line_item_unblended_rate=f"{M.P5_ON_DEMAND_PER_HOUR}",
+                        line_item_unblended_cost=M.P5_ON_DEMAND_PER_HOUR,
+                        line_item_net_unblended_cost=M.P5_ON_DEMAND_PER_HOUR,
                         line_item_line_item_description=(
                             "$98.32 per On Demand Linux p5.48xlarge Instance Hour"
                         ),
@@ -186,14 +186,14 @@ def cur_rows(fleet: Fleet) -> list[dict]:
                 line_item_operation="",
                 line_item_resource_id=SP_ARN,
                 line_item_usage_amount=1.0,
-                line_item_unblended_rate=f"{F.SAVINGS_PLAN_COMMITMENT_PER_HOUR}",
-                line_item_unblended_cost=F.SAVINGS_PLAN_COMMITMENT_PER_HOUR,
-                line_item_net_unblended_cost=F.SAVINGS_PLAN_COMMITMENT_PER_HOUR,
+                line_item_unblended_rate=f"{M.SAVINGS_PLAN_COMMITMENT_PER_HOUR}",
+                line_item_unblended_cost=M.SAVINGS_PLAN_COMMITMENT_PER_HOUR,
+                line_item_net_unblended_cost=M.SAVINGS_PLAN_COMMITMENT_PER_HOUR,
                 line_item_line_item_description="1 year No Upfront Compute Savings Plan",
                 product={"product_name": "Savings Plans for AWS Compute usage"},
                 pricing_public_on_demand_cost=0.0,
                 savings_plan_savings_plan_a_r_n=SP_ARN,
-                savings_plan_total_commitment_to_date=F.SAVINGS_PLAN_COMMITMENT_PER_HOUR,
+                savings_plan_total_commitment_to_date=M.SAVINGS_PLAN_COMMITMENT_PER_HOUR,
                 savings_plan_used_commitment=round(used, 6),
                 resource_tags={},
             )
@@ -282,8 +282,8 @@ def write_gcp(fleet: Fleet, out_dir: Path) -> dict[str, float]:
         (
             "0D9B-F2E4-AB12",
             "Nvidia H100 80GB GPU running in Americas",
-            F.A3_GPU_PER_HOUR,
-            F.A3_CUD_CREDIT_PER_HOUR,
+            M.A3_GPU_PER_HOUR,
+            M.A3_CUD_CREDIT_PER_HOUR,
             8 * 3600.0,
             "seconds",
             8.0,
@@ -292,7 +292,7 @@ def write_gcp(fleet: Fleet, out_dir: Path) -> dict[str, float]:
         (
             "4A1C-77B0-3D21",
             "A3 Instance Core running in Americas",
-            F.A3_CORE_PER_HOUR,
+            M.A3_CORE_PER_HOUR,
             0.0,
             208 * 3600.0,
             "seconds",
@@ -302,7 +302,7 @@ def write_gcp(fleet: Fleet, out_dir: Path) -> dict[str, float]:
         (
             "9E3F-11C8-5B07",
             "A3 Instance Ram running in Americas",
-            F.A3_RAM_PER_HOUR,
+            M.A3_RAM_PER_HOUR,
             0.0,
             1872 * 2**30 * 3600.0,
             "byte-seconds",

@@ -28,7 +28,7 @@ from typing import Any
 import polars as pl
 
 from fleetledger.generator.dcgm_text import METRICS, scrape_frame, write_node_day
-from fleetledger.generator.fleet import Fleet, Node
+from fleetledger.generator.model import Fleet, Node
 from fleetledger.generator.telemetry import DCGM_BLANK, GpuSeries
 
 SHAPES = (

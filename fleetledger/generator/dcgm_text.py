@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from fleetledger.generator.fleet import Fleet, Node
+from fleetledger.generator.model import Fleet, Node
 from fleetledger.generator.telemetry import DCGM_BLANK, GpuSeries
 
 DRIVER = "550.90.07"

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from fleetledger.generator import fleet as F
-from fleetledger.generator.fleet import DAY, HOUR, Fleet, Node, iso
+from fleetledger.generator import model as M
+from fleetledger.generator.model import DAY, HOUR, Fleet, Node, iso
 from fleetledger.generator.telemetry import scrape_times
 from fleetledger.generator.truth import Truth, day_str
 
@@ -115,18 +115,18 @@ def health_signals(fleet: Fleet, node: Node, stale_after: int) -> list[dict[str,
     days = [fleet.t0 + d * DAY for d in range(fleet.days)]
     times = scrape_times(fleet, node)
     fields = node.health_fields
-    reasons = {name: np.zeros(len(days)) for name in F.THROTTLING_REASONS}
+    reasons = {name: np.zeros(len(days)) for name in M.THROTTLING_REASONS}
     groups = {
-        "throttle": sum(F.THROTTLING_REASONS.values()),
-        "thermal_throttle": F.SW_THERMAL | F.HW_THERMAL,
-        "power_throttle": F.SW_POWER_CAP | F.HW_POWER_BRAKE,
+        "throttle": sum(M.THROTTLING_REASONS.values()),
+        "thermal_throttle": M.SW_THERMAL | M.HW_THERMAL,
+        "power_throttle": M.SW_POWER_CAP | M.HW_POWER_BRAKE,
     }
     grouped = {name: np.zeros(len(days)) for name in groups}
-    if F.THROTTLE in fields and times.size:
+    if M.THROTTLE in fields and times.size:
         cover = _coverage_by_day(times, stale_after, days)  # samples x days
         for gpu in range(node.gpus):
             mask = _throttle_masks(fleet, node, gpu, times)
-            for name, bit in F.THROTTLING_REASONS.items():
+            for name, bit in M.THROTTLING_REASONS.items():
                 reasons[name] += cover[(mask & bit) != 0].sum(axis=0)
             for name, bits in groups.items():
                 grouped[name] += cover[(mask & bits) != 0].sum(axis=0)
@@ -159,14 +159,14 @@ def health_signals(fleet: Fleet, node: Node, stale_after: int) -> list[dict[str,
     out = []
     for d, a in enumerate(days):
         row: dict[str, Any] = {}
-        throttled = F.THROTTLE in fields
+        throttled = M.THROTTLE in fields
         for name in groups:
             row[f"{name}_gpu_seconds"] = float(grouped[name][d]) if throttled else None
-        for name in F.THROTTLING_REASONS:
+        for name in M.THROTTLING_REASONS:
             row[f"throttle_{name}_gpu_seconds"] = float(reasons[name][d]) if throttled else None
-        row["ecc_sbe_errors"] = int(ecc["sbe"][d]) if F.ECC_SBE in fields else None
-        row["ecc_dbe_errors"] = int(ecc["dbe"][d]) if F.ECC_DBE in fields else None
-        remap = F.ROW_REMAP in fields
+        row["ecc_sbe_errors"] = int(ecc["sbe"][d]) if M.ECC_SBE in fields else None
+        row["ecc_dbe_errors"] = int(ecc["dbe"][d]) if M.ECC_DBE in fields else None
+        remap = M.ROW_REMAP in fields
         row["correctable_remapped_rows"] = int(remapped["correctable"][d]) if remap else None
         row["uncorrectable_remapped_rows"] = int(remapped["uncorrectable"][d]) if remap else None
         row["row_remap_failure"] = (
@@ -208,13 +208,13 @@ def health_scenarios(fleet: Fleet, stale_after: int) -> dict[str, Any]:
                 "gpu_uuid": fleet.node(r.host).gpu_uuid(r.gpu_index),
                 "at": iso(r.at),
                 "day": day_str(r.at),
-                "xid": F.XID_ROW_REMAP,
+                "xid": M.XID_ROW_REMAP,
                 "correctable": r.correctable,
             }
         )
     for o in fleet.outages:
         node = fleet.node(o.host)
-        if F.ECC_SBE not in node.health_fields:
+        if M.ECC_SBE not in node.health_fields:
             continue
         sbe = [e for e in fleet.ecc_errors if e.host == o.host and e.kind == "sbe"]
         for gpu in sorted({e.gpu_index for e in sbe}):
@@ -300,7 +300,7 @@ def health_truth(fleet: Fleet, truth: Truth, runs: list[dict[str, Any]]) -> dict
                     xids[o.xid] += 1
             for r in fleet.row_remaps:
                 if r.host == node.host and a <= r.at < b:
-                    xids[F.XID_ROW_REMAP] += 1
+                    xids[M.XID_ROW_REMAP] += 1
             for fault in fleet.gpu_faults:
                 if fault.host == node.host and a <= fault.at < b:
                     xids[fault.xid] += 1

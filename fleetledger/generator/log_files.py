@@ -1,7 +1,7 @@
 """Job log files of the synthetic fleet, and when each run saved a checkpoint.
 
 Every decision is made here, deterministically from the fleet (each run seeded by
-`stable_hex(fleet seed, run_id)`), never in fleet.py:
+`stable_hex(fleet seed, run_id)`), never in the layout (fleet.py and its builders):
 
 - every Slurm `training` run logs like a Hugging Face Trainer or PyTorch Lightning job (Python
   logging times, `,mmm` milliseconds) and checkpoints every 25–40 min, the first 8–20 min after
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fleetledger.generator.fleet import Fleet, Run, stable_hex
+from fleetledger.generator.model import Fleet, Run, stable_hex
 
 SITE_OF_CLUSTER = {"aws-hpc": "aws", "onprem": "onprem", "gke-ml": "gcp"}
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from fleetledger.generator import fleet as F
-from fleetledger.generator.fleet import DAY, Fleet
+from fleetledger.generator import model as M
+from fleetledger.generator.model import DAY, Fleet
 from fleetledger.generator.telemetry import GpuSeries
 
 
@@ -19,13 +19,13 @@ def write_power(
     """Write power-YYYY-MM-DD.csv files; return {day: {facility_kwh, it_kwh, pue}}."""
     out_dir.mkdir(parents=True, exist_ok=True)
     t = np.arange(fleet.t0, fleet.t1, 60, dtype=np.int64)
-    it_w = np.full(t.size, F.SITE_OTHER_IT_KW * 1000.0)
+    it_w = np.full(t.size, M.SITE_OTHER_IT_KW * 1000.0)
     for host, series in series_by_host.items():
         down = np.zeros(t.size, dtype=bool)
         for o in fleet.outages:
             if o.host == host:
                 down |= (t >= o.start) & (t < o.end)
-        it_w += np.where(down, 0.0, F.HOST_OVERHEAD_W)
+        it_w += np.where(down, 0.0, M.HOST_OVERHEAD_W)
         for s in series:
             i = np.searchsorted(s.times, t, side="right") - 1
             ok = (i >= 0) & (t - s.times[np.maximum(i, 0)] < 2 * fleet.scrape_interval)

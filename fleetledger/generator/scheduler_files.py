@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fleetledger.generator.fleet import DAY, Fleet, Run, iso
+from fleetledger.generator.model import DAY, Fleet, Run, iso
 
 SACCT_FIELDS = (
     "JobID|JobIDRaw|Cluster|Partition|QOS|Account|Group|GID|User|UID|Submit|Eligible|Start|End|"

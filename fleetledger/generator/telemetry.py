@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fleetledger.generator import fleet as F
-from fleetledger.generator.fleet import DAY, HOUR, Fleet, Node, mig_fraction, stable_hex
+from fleetledger.generator import model as M
+from fleetledger.generator.model import DAY, HOUR, Fleet, Node, mig_fraction, stable_hex
 
 IDLE_W = 70.0
 MAX_W = 700.0
@@ -142,7 +142,7 @@ def gpu_series(
     boot = _last_reload(fleet, node, times, gpu)
     for r in fleet.row_remaps:
         if r.host == node.host and r.gpu_index == gpu:
-            xid[(times >= r.at) & (boot < r.at)] = F.XID_ROW_REMAP  # until the driver reloads
+            xid[(times >= r.at) & (boot < r.at)] = M.XID_ROW_REMAP  # until the driver reloads
     for fault in fleet.gpu_faults:
         if fault.host == node.host and fault.gpu_index == gpu:
             # the last XID until the operator resets the GPU (no run holds it: nothing dies)
@@ -195,14 +195,14 @@ def _health_fields(
     """The health fields the node's exporter reports for a physical GPU (GpuSeries kwargs)."""
     out: dict[str, np.ndarray] = {}
     n = times.size
-    if F.THROTTLE in node.health_fields:
-        reasons = np.where(util < F.THROTTLE_IDLE_UTIL, F.THROTTLE_IDLE, 0).astype(np.int64)
+    if M.THROTTLE in node.health_fields:
+        reasons = np.where(util < M.THROTTLE_IDLE_UTIL, M.THROTTLE_IDLE, 0).astype(np.int64)
         for th in fleet.throttles:
             if th.host == node.host and gpu in th.gpu_indices:
                 reasons[(times >= th.start) & (times < th.end)] |= th.reasons
         out["throttle_reasons"] = reasons
     boot = _last_reload(fleet, node, times, gpu)
-    for kind, group in (("sbe", F.ECC_SBE), ("dbe", F.ECC_DBE)):
+    for kind, group in (("sbe", M.ECC_SBE), ("dbe", M.ECC_DBE)):
         if group in node.health_fields:
             total = np.zeros(n, dtype=np.int64)
             for e in fleet.ecc_errors:
@@ -211,7 +211,7 @@ def _health_fields(
                     # or the GPU is reset
                     total += e.count * ((times >= e.at) & (boot < e.at))
             out[f"ecc_{kind}_total"] = total
-    if F.ROW_REMAP in node.health_fields:
+    if M.ROW_REMAP in node.health_fields:
         corr = np.zeros(n, dtype=np.int64)
         uncorr = np.zeros(n, dtype=np.int64)
         failure = np.zeros(n, dtype=np.int64)

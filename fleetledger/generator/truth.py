@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from fleetledger.generator import fleet as F
-from fleetledger.generator.fleet import DAY, HOUR, Fleet, Run
+from fleetledger.generator import model as M
 from fleetledger.generator.log_files import iso_us
+from fleetledger.generator.model import DAY, HOUR, Fleet, Run
 from fleetledger.generator.telemetry import GpuSeries
 
 STATES = ("busy", "allocated_idle", "unallocated", "down")
@@ -65,7 +65,7 @@ class Truth:
         f = self.fleet
         secs_n = f.days * DAY
         T = s.times - f.t0
-        fatal = np.isin(s.xid, F.FATAL_XIDS)
+        fatal = np.isin(s.xid, M.FATAL_XIDS)
         nxt = np.append(T[1:], secs_n)
         end = np.where(fatal, nxt, np.minimum(nxt, T + self.stale))
         sec = np.arange(secs_n, dtype=np.int64)
@@ -217,21 +217,21 @@ class Truth:
             node_gpu_energy[self.gpu_meta[uuid][0]] += per["energy_wh"]
         for n in f.nodes:
             if n.provider == "aws":
-                rate = F.P5_SAVINGS_PLAN_PER_HOUR if n.savings_plan else F.P5_ON_DEMAND_PER_HOUR
+                rate = M.P5_SAVINGS_PLAN_PER_HOUR if n.savings_plan else M.P5_ON_DEMAND_PER_HOUR
                 c = np.full(self.n_hours, rate)
             elif n.provider == "gcp":
                 c = np.full(
                     self.n_hours,
-                    F.A3_GPU_PER_HOUR
-                    + F.A3_CORE_PER_HOUR
-                    + F.A3_RAM_PER_HOUR
-                    + F.A3_CUD_CREDIT_PER_HOUR,
+                    M.A3_GPU_PER_HOUR
+                    + M.A3_CORE_PER_HOUR
+                    + M.A3_RAM_PER_HOUR
+                    + M.A3_CUD_CREDIT_PER_HOUR,
                 )
             else:
-                capex = F.DGX_CAPEX / (F.DGX_AMORTISATION_MONTHS * 730.0)
-                kwh = (node_gpu_energy[n.host] + F.HOST_OVERHEAD_W) / 1000.0
+                capex = M.DGX_CAPEX / (M.DGX_AMORTISATION_MONTHS * 730.0)
+                kwh = (node_gpu_energy[n.host] + M.HOST_OVERHEAD_W) / 1000.0
                 pue = np.array([pue_by_site_day[(n.site, d)] for d in days])
-                c = capex + kwh * F.POWER_PRICE_PER_KWH * pue
+                c = capex + kwh * M.POWER_PRICE_PER_KWH * pue
             node_cost[n.host] = c
         gpu_rate = {n.host: node_cost[n.host] / (n.gpus * HOUR) for n in f.nodes}
 

@@ -16,7 +16,8 @@ import polars as pl
 
 from fleetledger.generator.dcgm_shapes import SHAPES, node_day_path, write_shapes
 from fleetledger.generator.dcgm_text import scrape_frame
-from fleetledger.generator.fleet import DAY, build_fleet
+from fleetledger.generator.fleet import build_fleet
+from fleetledger.generator.model import DAY
 from fleetledger.generator.telemetry import node_series
 from ingest.core.common import ReadResult
 from ingest.telemetry.dcgm_formats import read_dcgm
