@@ -1,15 +1,20 @@
-"""Content hashes of every mart of the test fleets: the proof that a refactor changed no number.
+"""Every mart of the test fleets, written out and compared: the proof that a refactor changed no
+number.
 
-    python .ci/mart_hashes.py OUT.json            # generate the fleets, run the pipeline, hash
-    python .ci/mart_hashes.py OUT.json --compare BEFORE.json
+    python .ci/mart_hashes.py OUT_DIR                       # generate, run the pipeline, dump
+    python .ci/mart_hashes.py OUT_DIR --compare BEFORE_DIR  # ... and compare with an earlier dump
 
 Each fleet (the test suite's small fleet, the MIG fleet and the unlabelled fleet) is generated
 into a temporary home and run through `run_pipeline`; every `fct_*` / `dim_*` relation of the
-published warehouse is read whole, ordered by all its columns, and hashed (sha256 of its CSV;
-doubles rounded to 6 decimals, since parallel sums differ in their last bits from run to run).
-The generator's files are hashed too
-(`<fleet>.files`). Run-dependent columns (the run id and time of the data-health history) are
-left out.
+published warehouse is read whole and written to `OUT_DIR/<fleet>/<mart>.parquet`, ordered by
+its columns (non-double columns first). The temporary home's path is replaced by `<home>` in
+text (lineage names files), and run-dependent columns (the run id and time of the data-health
+history) are left out. `OUT_DIR/hashes.json` holds a sha256 of each mart's exact CSV and of
+every file the generator wrote (`<fleet>.files`).
+
+The comparison is exact for every column but doubles, which must agree within 1e-9 (relative):
+DuckDB's parallel sums add in a varying order, so the last bits of a double differ between two
+builds of the same data (the largest difference found is printed).
 """
 
 from __future__ import annotations
@@ -34,44 +39,43 @@ FLEETS = {
 }
 # columns that differ between two runs of the same data by design
 RUN_COLUMNS = {"run_id", "run_at", "first_run_id", "first_run_at", "last_run_id", "last_run_at"}
+REL_TOL = 1e-9
 
 
-def mart_hashes(warehouse: Path) -> dict[str, str]:
+def read_marts(warehouse: Path, home: Path) -> dict[str, pl.DataFrame]:
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         names = [
             r[0]
             for r in con.execute(
                 "select table_name from information_schema.tables "
-                "where table_name like 'fct\\_%' escape '\\' "
-                "or table_name like 'dim\\_%' escape '\\' order by 1"
+                "where table_schema = 'main' and (table_name like 'fct\\_%' escape '\\' "
+                "or table_name like 'dim\\_%' escape '\\') order by 1"
             ).fetchall()
         ]
         out = {}
         for name in names:
             columns = con.execute(
                 "select column_name, data_type from information_schema.columns "
-                "where table_name = ? order by ordinal_position",
+                "where table_schema = 'main' and table_name = ? order by ordinal_position",
                 [name],
             ).fetchall()
-
-            # nested values (lists, structs, maps) are compared as their text; doubles rounded
-            # to 6 decimals: DuckDB's parallel sums add in a varying order, so the last bits of
-            # a double differ between two builds of the same data
-            def expr(c: str, t: str) -> str:
-                if any(k in t for k in ("[]", "STRUCT", "MAP")):
-                    return f'cast("{c}" as varchar) as "{c}"'
-                if t in ("DOUBLE", "FLOAT", "REAL"):
-                    return f'round("{c}", 6) as "{c}"'
-                return f'"{c}"'
-
-            select = ", ".join(expr(c, t) for c, t in columns)
+            # nested values (lists, structs, maps) are compared as their text
+            select = ", ".join(
+                f'cast("{c}" as varchar) as "{c}"'
+                if any(k in t for k in ("[]", "STRUCT", "MAP"))
+                else f'"{c}"'
+                for c, t in columns
+                if c not in RUN_COLUMNS
+            )
             frame = pl.from_arrow(con.sql(f'select {select} from "{name}"').to_arrow_table())
-            frame = frame.drop([c for c in frame.columns if c in RUN_COLUMNS])
-            frame = frame.sort(frame.columns, nulls_last=True)
-            buf = io.BytesIO()
-            frame.write_csv(buf)
-            out[name] = f"{frame.height}:{hashlib.sha256(buf.getvalue()).hexdigest()[:16]}"
+            assert isinstance(frame, pl.DataFrame)
+            frame = frame.with_columns(
+                pl.col(pl.String).str.replace_all(str(home), "<home>", literal=True)
+            )
+            floats = [c for c, t in frame.schema.items() if t.is_float()]
+            order = [c for c in frame.columns if c not in floats] + floats
+            out[name] = frame.sort(order, nulls_last=True)
         return out
     finally:
         con.close()
@@ -86,43 +90,93 @@ def file_hashes(home: Path) -> dict[str, str]:
     }
 
 
-def run_fleets() -> dict[str, dict[str, str]]:
+def _hash(frame: pl.DataFrame) -> str:
+    buf = io.BytesIO()
+    frame.write_csv(buf)
+    return f"{frame.height}:{hashlib.sha256(buf.getvalue()).hexdigest()[:16]}"
+
+
+def run_fleets(names: list[str], out: Path) -> dict[str, dict[str, str]]:
     from fleetledger.generator import generate
     from fleetledger.pipeline import run_pipeline
 
-    result = {}
-    for name, shape in FLEETS.items():
-        shape = dict(shape)
+    hashes: dict[str, dict[str, str]] = {}
+    for name in names:
+        shape = dict(FLEETS[name])
         days = shape.pop("days")
         with tempfile.TemporaryDirectory() as tmp:
             home = Path(tmp)
             generate(home, days=days, start=START, scrape_interval_s=60, **shape)
-            result[f"{name}.files"] = file_hashes(home)
+            hashes[f"{name}.files"] = file_hashes(home)
             run_pipeline(home, START, START + timedelta(days=days - 1))
-            result[name] = mart_hashes(home / "warehouse.duckdb")
-        print(f"{name}: {len(result[name])} marts hashed", file=sys.stderr)
-    return result
+            marts = read_marts(home / "warehouse.duckdb", home)
+        (out / name).mkdir(parents=True, exist_ok=True)
+        for mart, frame in marts.items():
+            frame.write_parquet(out / name / f"{mart}.parquet")
+        hashes[name] = {mart: _hash(frame) for mart, frame in marts.items()}
+        print(f"{name}: {len(marts)} marts", file=sys.stderr)
+    (out / "hashes.json").write_text(json.dumps(hashes, indent=2, sort_keys=True) + "\n")
+    return hashes
+
+
+def compare(before: Path, after: Path, names: list[str]) -> tuple[list[str], float, int]:
+    """(differences, largest relative difference of a double, marts compared)."""
+    problems: list[str] = []
+    worst = 0.0
+    compared = 0
+    for fleet in names:
+        b_marts = {p.stem for p in (before / fleet).glob("*.parquet")}
+        a_marts = {p.stem for p in (after / fleet).glob("*.parquet")}
+        problems += [f"{fleet}.{m}: only before" for m in sorted(b_marts - a_marts)]
+        problems += [f"{fleet}.{m}: only after" for m in sorted(a_marts - b_marts)]
+        for mart in sorted(a_marts & b_marts):
+            compared += 1
+            x = pl.read_parquet(before / fleet / f"{mart}.parquet")
+            y = pl.read_parquet(after / fleet / f"{mart}.parquet")
+            if x.schema != y.schema or x.height != y.height:
+                problems.append(f"{fleet}.{mart}: shape {x.shape} {x.schema} -> {y.shape}")
+                continue
+            for col, dtype in x.schema.items():
+                if dtype.is_float():
+                    a, b = x[col], y[col]
+                    if not a.is_null().equals(b.is_null()):
+                        problems.append(f"{fleet}.{mart}.{col}: nulls differ")
+                        continue
+                    rel = ((a - b).abs() / pl.max_horizontal(a.abs(), pl.lit(1.0))).max()
+                    rel = float(rel or 0.0)  # type: ignore[arg-type]
+                    worst = max(worst, rel)
+                    if rel > REL_TOL:
+                        problems.append(f"{fleet}.{mart}.{col}: differs by {rel:.3g} (relative)")
+                elif not x[col].equals(y[col]):
+                    n = int((x[col] != y[col]).sum())
+                    problems.append(f"{fleet}.{mart}.{col}: {n} values differ")
+    return problems, worst, compared
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
-    parser.add_argument("--compare", type=Path)
+    parser.add_argument("--compare", type=Path, help="an earlier OUT_DIR")
+    parser.add_argument("--fleets", nargs="*", default=list(FLEETS), choices=list(FLEETS))
     args = parser.parse_args()
-    hashes = run_fleets()
-    args.out.write_text(json.dumps(hashes, indent=2, sort_keys=True) + "\n")
+    hashes = run_fleets(args.fleets, args.out)
     if not args.compare:
         return 0
-    before = json.loads(args.compare.read_text())
-    differ = [
-        f"{fleet}.{mart}: {before.get(fleet, {}).get(mart)} -> {hashes.get(fleet, {}).get(mart)}"
-        for fleet in sorted(set(before) | set(hashes))
-        for mart in sorted(set(before.get(fleet, {})) | set(hashes.get(fleet, {})))
-        if before.get(fleet, {}).get(mart) != hashes.get(fleet, {}).get(mart)
-    ]
-    total = sum(len(v) for v in hashes.values())
-    print("\n".join(differ) if differ else f"identical: {total} marts over {len(hashes)} fleets")
-    return 1 if differ else 0
+    problems, worst, compared = compare(args.compare, args.out, args.fleets)
+    before = json.loads((args.compare / "hashes.json").read_text())
+    files = [f for f in args.fleets if before.get(f"{f}.files") != hashes.get(f"{f}.files")]
+    problems += [f"{f}: the generator's files differ" for f in files]
+    exact = sum(
+        before.get(f, {}).get(m) == h for f in args.fleets for m, h in hashes.get(f, {}).items()
+    )
+    print(
+        "\n".join(problems)
+        if problems
+        else f"identical: {compared} marts over {len(args.fleets)} fleets "
+        f"({exact} byte for byte; largest relative difference of a double {worst:.2g}); "
+        "the generator's files identical"
+    )
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
