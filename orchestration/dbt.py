@@ -127,10 +127,12 @@ def _dbt_project(project_dir: Path) -> DbtProject:
 
 
 class FleetDbtTranslator(DagsterDbtTranslator):
-    """Groups by dbt layer; `landing.<table>` sources become deps on the assets that land them:
-    `raw/<source name>` for every configured source of the table's kind, the config asset for the
-    `config_*` tables. A landing table nothing fills is dropped from the graph (ingest writes an
-    empty schema file for it)."""
+    """Groups by dbt layer (the models' top folder: staging, intermediate, utilities, marts);
+    a model's asset key is its name, whichever schema the layer is published in (dagster-dbt
+    would prefix a configured schema: `staging/stg_...`). `landing.<table>` sources become deps
+    on the assets that land them: `raw/<source name>` for every configured source of the
+    table's kind, the config asset for the `config_*` tables. A landing table nothing fills is
+    dropped from the graph (ingest writes an empty schema file for it)."""
 
     def __init__(
         self, upstream_by_table: Mapping[str, Sequence[AssetKey]], config_key: AssetKey | None
@@ -145,6 +147,14 @@ class FleetDbtTranslator(DagsterDbtTranslator):
         if table.startswith("config_") and self._config_key is not None:
             return [self._config_key]
         return []
+
+    def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> AssetKey:
+        key = super().get_asset_key(dbt_resource_props)
+        schema = (dbt_resource_props.get("config") or {}).get("schema")
+        is_node = dbt_resource_props.get("resource_type") in ("model", "seed", "snapshot")
+        if is_node and schema and list(key.path) == [schema, dbt_resource_props.get("name")]:
+            return AssetKey(key.path[1:])
+        return key
 
     def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
         fqn = dbt_resource_props.get("fqn") or []

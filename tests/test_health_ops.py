@@ -201,7 +201,7 @@ def test_straggler_thermal_throttle(con: duckdb.DuckDBPyConnection, ground_truth
     per_gpu = con.execute(
         f"""
         select gpu_index, count(*) * {interval}
-        from int_health_gpu_samples
+        from intermediate.int_health_gpu_samples
         where host = '{st["host"]}' and (throttle_reasons & 96) = 96
         group by gpu_index
         """
@@ -235,7 +235,8 @@ def test_power_cap_and_slowdown_across_midnight(con: duckdb.DuckDBPyConnection, 
     # the idle bit 0x1 is reported (idle GPUs) but is not throttling
     idle, throttled = con.execute(
         "select count(*) filter (where throttle_reasons = 1), "
-        "count(*) filter (where (throttle_reasons & 236) <> 0) from int_health_gpu_samples"
+        "count(*) filter (where (throttle_reasons & 236) <> 0) "
+        "from intermediate.int_health_gpu_samples"
     ).fetchone()
     assert idle > 0 and throttled > 0
 
@@ -266,7 +267,7 @@ def test_row_remap_xid63(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     )
     assert ev["first_seen_at"] == datetime.fromisoformat(rm["at"].replace("Z", "+00:00"))
     assert (ev["xid_count"], ev["is_fatal"]) == (1, False)
-    xids = _rows(con, "select * from int_health_xids where xid = 63")
+    xids = _rows(con, "select * from intermediate.int_health_xids where xid = 63")
     assert [(x["gpu_uuid"], x["xid_count"], x["counted_from"], x["is_fatal"]) for x in xids] == [
         (rm["gpu_uuid"], 1, "gauge", False)
     ]
@@ -275,7 +276,7 @@ def test_row_remap_xid63(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     samples = con.execute(
         f"""
         select count(*), min(t), sum(correctable_remapped_rows), bool_or(is_new_xid and t > {at})
-        from int_health_gpu_samples where gpu_uuid = '{rm["gpu_uuid"]}' and xid = 63
+        from intermediate.int_health_gpu_samples where gpu_uuid = '{rm["gpu_uuid"]}' and xid = 63
         """
     ).fetchone()
     assert samples[1:] == (at, 1, False) and samples[0] > 1
@@ -304,7 +305,7 @@ def test_ecc_counter_restart_after_reboot(con: duckdb.DuckDBPyConnection, ground
     back = _epoch(o["end"])
     rows = con.execute(
         f"""
-        select t, ecc_sbe_errors from int_health_gpu_samples
+        select t, ecc_sbe_errors from intermediate.int_health_gpu_samples
         where host = '{rs["host"]}' and gpu_index = {rs["gpu_index"]}
           and t between {_epoch(o["start"])} and {back}
         order by t
@@ -403,7 +404,7 @@ def test_double_bit_ecc_error(con: duckdb.DuckDBPyConnection, ground_truth: dict
     samples = con.execute(
         f"""
         select t, xid, ecc_sbe_errors, ecc_dbe_errors, uncorrectable_remapped_rows
-        from int_health_gpu_samples
+        from intermediate.int_health_gpu_samples
         where gpu_uuid = '{f["gpu_uuid"]}' and t between {at} - 300 and {back} + 60
         order by t
         """

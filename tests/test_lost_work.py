@@ -73,10 +73,10 @@ def test_the_comparison_is_not_vacuous(truth: dict) -> None:
 def test_every_marker_landed_and_none_quarantined(
     con: duckdb.DuckDBPyConnection, truth: dict
 ) -> None:
-    n = con.execute("select count(*) from stg_run_logs__checkpoints").fetchone()
+    n = con.execute("select count(*) from staging.stg_run_logs__checkpoints").fetchone()
     assert n is not None and n[0] == truth["checkpoint_markers"]
     q = con.execute(
-        "select count(*) from stg_quarantine__rows where quarantine_source like '%-logs'"
+        "select count(*) from staging.stg_quarantine__rows where quarantine_source like '%-logs'"
     ).fetchone()
     assert q == (0,)
 

@@ -37,6 +37,9 @@ def test_definitions_load_without_a_config(tmp_path: Path) -> None:
     keys = _keys(defs)
     assert "warehouse_snapshot" in keys
     assert "fct_gpu_hours" in keys
+    # a model's key is its name, whichever schema its layer is published in
+    assert {"stg_config__teams", "int_gpu_hour_states", "int_days"} <= keys
+    assert not [k for k in keys if k.startswith(("staging/", "intermediate/"))]
     assert not [k for k in keys if k.startswith("raw/")]
     assert defs.resolve_schedule_def("fleetledger_daily_schedule")
 

@@ -248,6 +248,6 @@ def test_gcp_list_cost_from_the_catalog(warehouse: duckdb.DuckDBPyConnection) ->
         (pytest.approx(8 * H100_PRICE), 50.0, 50.0),
     ]
     fetched = warehouse.execute(
-        "select count(*), min(fetched_at) is not null from int_gcp_list_prices"
+        "select count(*), min(fetched_at) is not null from intermediate.int_gcp_list_prices"
     ).fetchone()
     assert fetched == (3, True)  # the three GPU SKUs of the fake, one price version each

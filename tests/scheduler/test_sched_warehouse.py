@@ -90,23 +90,24 @@ def test_staging_views_and_fct_quarantine(samples: Path, tmp_path: Path) -> None
         "where source = 'focus-main'"
     ).fetchall() == [("period", None, "2025-03")]
     assert con.execute(
-        "select count(*), count(distinct quarantine_source) from stg_quarantine__rows"
+        "select count(*), count(distinct quarantine_source) from staging.stg_quarantine__rows"
     ).fetchone() == (12, 5)
 
     assert con.execute(
         "select count(*), sum(gpus_requested), sum(gpus_admitted), sum(evicted_count) "
-        "from stg_kueue__workloads"
+        "from staging.stg_kueue__workloads"
     ).fetchone() == (3, 32 + 2 + 4, 32, 3)
     assert con.execute(
-        "select count(*), sum(gpus), sum(container_count) from stg_kubernetes__gpu_requests"
+        "select count(*), sum(gpus), sum(container_count) from staging.stg_kubernetes__gpu_requests"
     ).fetchone() == (3, 8, 4)
     assert con.execute(
-        "select count(*), min(hour_start), max(hour_start) from stg_power__node_gpu_hourly"
+        "select count(*), min(hour_start), max(hour_start) from staging.stg_power__node_gpu_hourly"
     ).fetchone() == (
         22,
         datetime(2025, 3, 9, 0, tzinfo=UTC),
         datetime(2025, 3, 9, 23, tzinfo=UTC),
     )
     assert con.execute(
-        "select count(*), sum(gpus), sum(step_count), count(timelimit_seconds) from stg_slurm__jobs"
+        "select count(*), sum(gpus), sum(step_count), count(timelimit_seconds) "
+        "from staging.stg_slurm__jobs"
     ).fetchone() == (4, 2, 0, 3)

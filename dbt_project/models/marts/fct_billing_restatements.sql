@@ -1,9 +1,7 @@
--- What a restated (redelivered) billing period changed. For every delivery of a period that has
--- an earlier one (ordered by delivery time, then first ingest), the earlier delivery's totals and
--- the new ones, per service and currency, and the change. fct_billing holds only the latest
--- delivery of each period; this is how a number reported last week is explained today.
--- `delivered_after_period_end`: the period had closed (a restatement proper, not the daily
--- refresh of an open month).
+-- What a restated (redelivered) billing period changed: for every delivery of a period that
+-- restates an earlier one (int_aws_cur_restatements), the earlier delivery's totals and the new
+-- ones, per service and currency, and the change. fct_billing holds only the latest delivery of
+-- each period; this is how a number reported last week is explained today.
 with
 
 deliveries as (
@@ -12,38 +10,9 @@ deliveries as (
 
 ),
 
-delivery_list as (
-
-    select distinct
-        x_source,
-        billing_period,
-        delivery_id,
-        delivered_at,
-        ingested_at
-    from deliveries
-
-),
-
-ordered as (
-
-    select
-        delivery_list.*,
-        lag(delivery_id) over (
-            partition by x_source, billing_period
-            order by delivered_at, ingested_at, delivery_id
-        ) as previous_delivery_id,
-        lag(delivered_at) over (
-            partition by x_source, billing_period
-            order by delivered_at, ingested_at, delivery_id
-        ) as previous_delivered_at
-    from delivery_list
-
-),
-
 restated as (
 
-    select * from ordered
-    where previous_delivery_id is not null
+    select * from {{ ref('int_aws_cur_restatements') }}
 
 ),
 
@@ -101,8 +70,7 @@ final as (
         restated.delivered_at,
         restated.previous_delivery_id,
         restated.previous_delivered_at,
-        {{ to_epoch('restated.delivered_at') }} >= {{ to_epoch(dbt.dateadd('month', 1, dbt.cast("compared.billing_period || '-01'", api.Column.translate_type('date')))) }}
-            as delivered_after_period_end,
+        restated.delivered_after_period_end,
         compared.service_name,
         compared.billing_currency,
         compared.old_line_count,

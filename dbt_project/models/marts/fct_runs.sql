@@ -1,4 +1,5 @@
--- One row per scheduler run (Slurm allocation attempt or Kubernetes pod).
+-- One row per scheduler run (Slurm allocation attempt or Kubernetes pod): int_runs with its
+-- failure class (int_run_failure_classes), queue wait and allocated GPU-hours.
 with
 
 runs as (
@@ -13,15 +14,9 @@ window_bounds as (
 
 ),
 
-fatal_xid_runs as (
+failures as (
 
-    select distinct holdings.run_id
-    from {{ ref('int_run_gpu_holdings') }} as holdings
-    inner join {{ ref('int_gpu_samples') }} as samples
-        on samples.gpu_uuid = holdings.gpu_uuid
-        and samples.is_fatal_xid
-        and samples.t >= holdings.held_from
-        and samples.t <= holdings.held_to
+    select * from {{ ref('int_run_failure_classes') }}
 
 ),
 
@@ -39,13 +34,7 @@ final as (
         runs.queue,
         runs.kind,
         runs.state,
-        case
-            when runs.state in ('NODE_FAIL', 'BOOT_FAIL', 'PREEMPTED') then 'infra'
-            when fatal_xid_runs.run_id is not null then 'infra'
-            when runs.state in ('FAILED', 'OUT_OF_MEMORY', 'TIMEOUT', 'Failed') then 'user'
-            when runs.state = 'CANCELLED' and runs.started_at is not null then 'user'
-            when coalesce(runs.exit_code, 0) <> 0 then 'user'
-        end as failure_class,
+        failures.failure_class,
         runs.submitted_at,
         runs.eligible_at,
         runs.started_at,
@@ -69,8 +58,8 @@ final as (
         runs.k8s_namespace
     from runs
     cross join window_bounds
-    left join fatal_xid_runs
-        on fatal_xid_runs.run_id = runs.run_id
+    left join failures
+        on failures.run_id = runs.run_id
 
 )
 

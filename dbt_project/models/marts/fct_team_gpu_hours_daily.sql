@@ -1,53 +1,20 @@
 -- GPU-hours per team and UTC day (docs/metrics.md): the scheduler's allocation (GPUs x the
--- part of [started_at, ended_at or the end of the window) inside the day), and what telemetry
--- says the runs did with it (busy / allocated-idle GPU-hours, direct cost, GPU energy and, on
--- rate-card nodes, its cost). Every accounted day, whichever sources landed: a Slurm-only
--- warehouse has its allocation here. Runs no team rule matched are `unattributed`.
+-- part of [started_at, ended_at or the end of the window) inside the day, per run in
+-- int_run_allocated_days), and what telemetry says the runs did with it (busy /
+-- allocated-idle GPU-hours, direct cost, GPU energy and, on rate-card nodes, its cost). Every
+-- accounted day, whichever sources landed: a Slurm-only warehouse has its allocation here.
+-- Runs no team rule matched are `unattributed`.
 with
-
-days as (
-
-    select day_epoch from {{ ref('int_days') }}
-
-),
-
-window_end as (
-
-    select max(hour_epoch) + 3600 as t_end from {{ ref('int_hours') }}
-
-),
-
-runs as (
-
-    select
-        fct_runs.run_id,
-        fct_runs.team,
-        fct_runs.gpu_equivalents,
-        {{ to_epoch('fct_runs.started_at') }} as started_epoch,
-        coalesce({{ to_epoch('fct_runs.ended_at') }}, window_end.t_end) as ended_epoch
-    from {{ ref('fct_runs') }} as fct_runs
-    cross join window_end
-    where fct_runs.started_at is not null
-
-),
 
 allocated as (
 
     select
-        days.day_epoch,
-        runs.team,
-        count(distinct runs.run_id) as runs,
-        sum(
-            runs.gpu_equivalents * (
-                least(runs.ended_epoch, days.day_epoch + 86400)
-                - greatest(runs.started_epoch, days.day_epoch)
-            )
-        ) / 3600.0 as allocated_gpu_hours
-    from days
-    inner join runs
-        on runs.started_epoch < days.day_epoch + 86400
-        and runs.ended_epoch > days.day_epoch
-    group by days.day_epoch, runs.team
+        day_epoch,
+        team,
+        count(distinct run_id) as runs,
+        sum(allocated_gpu_seconds) / 3600.0 as allocated_gpu_hours
+    from {{ ref('int_run_allocated_days') }}
+    group by day_epoch, team
 
 ),
 

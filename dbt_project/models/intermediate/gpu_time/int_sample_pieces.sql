@@ -69,10 +69,10 @@ spread as (
 
     select
         clipped.*,
-        floor(clipped.spread_from / 3600) * 3600 + offsets.n * 3600 as hour_epoch
+        {{ spread_period_start('clipped.spread_from') }} as hour_epoch
     from clipped
     inner join offsets
-        on offsets.n <= floor((clipped.valid_to - 0.000001) / 3600) - floor(clipped.spread_from / 3600)
+        on {{ spread_join('clipped.spread_from', 'clipped.valid_to') }}
 
 ),
 

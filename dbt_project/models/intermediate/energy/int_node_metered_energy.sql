@@ -36,12 +36,12 @@ spread as (
     select
         covered.host,
         covered.kw,
-        floor(covered.t / 3600) * 3600 + offsets.n * 3600 as hour_epoch,
+        {{ spread_period_start('covered.t') }} as hour_epoch,
         covered.t,
         covered.t_end
     from covered
     inner join offsets
-        on offsets.n <= floor((covered.t_end - 0.000001) / 3600) - floor(covered.t / 3600)
+        on {{ spread_join('covered.t', 'covered.t_end') }}
     where covered.t_end > covered.t
 
 ),

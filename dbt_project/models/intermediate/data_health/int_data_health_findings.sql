@@ -1,7 +1,8 @@
 -- What this build found that a user must hear about (DESIGN.md, "Data health"), one row per
 -- source, day and check: telemetry gaps, DCGM hosts outside the inventory (and hosts taken from
 -- a Kubernetes `node` label), bill lines that match no node, marts that cannot be computed
--- from the sources present, and config meter names no reading shows. fct_data_health adds the run and the findings of earlier runs.
+-- from the sources present, and config meter names no reading shows. fct_data_health adds the
+-- run and the findings of earlier runs.
 with
 
 gaps as (
@@ -95,8 +96,8 @@ unmatched_lines as (
             || cast(round(sum(x_effective_cost_reporting), 2) as varchar)
             || ' in the reporting currency) match no inventory node: spend by tag, account or'
             || ' `unattributed`, never GPU-hours' as message
-    from {{ ref('fct_billing') }}
-    where x_unattributed
+    from {{ ref('int_billing_lines') }}
+    where x_host is null
     group by x_source, x_provider
 
 ),

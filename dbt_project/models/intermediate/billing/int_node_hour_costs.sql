@@ -56,10 +56,10 @@ spread as (
 
     select
         clipped.*,
-        floor(clipped.span_from / 3600) * 3600 + offsets.n * 3600 as hour_epoch
+        {{ spread_period_start('clipped.span_from') }} as hour_epoch
     from clipped
     inner join offsets
-        on offsets.n <= floor((clipped.span_to - 0.000001) / 3600) - floor(clipped.span_from / 3600)
+        on {{ spread_join('clipped.span_from', 'clipped.span_to') }}
     where clipped.span_to > clipped.span_from
 
 ),

@@ -17,10 +17,10 @@ by_day as (
     -- each reading's coverage split at midnight
     select
         intervals.*,
-        floor(intervals.valid_from / 86400) * 86400 + integers.n * 86400 as day_epoch
+        {{ spread_period_start('intervals.valid_from', offset='integers.n', period=86400) }} as day_epoch
     from intervals
     inner join {{ ref('int_integers') }} as integers
-        on integers.n <= floor((intervals.valid_to - 0.000001) / 86400) - floor(intervals.valid_from / 86400)
+        on {{ spread_join('intervals.valid_from', 'intervals.valid_to', offset='integers.n', period=86400) }}
 
 ),
 

@@ -31,19 +31,18 @@ holding_hours as (
         holding_segments.mig_instance,
         holding_segments.share,
         holding_segments.mapping,
-        floor(holding_segments.seg_from / 3600) * 3600 + offsets.n * 3600 as hour_epoch,
+        {{ spread_period_start('holding_segments.seg_from') }} as hour_epoch,
         greatest(
             holding_segments.seg_from,
-            floor(holding_segments.seg_from / 3600) * 3600 + offsets.n * 3600
+            {{ spread_period_start('holding_segments.seg_from') }}
         ) as hs,
         least(
             holding_segments.seg_to,
-            floor(holding_segments.seg_from / 3600) * 3600 + offsets.n * 3600 + 3600
+            {{ spread_period_start('holding_segments.seg_from') }} + 3600
         ) as he
     from holding_segments
     inner join offsets
-        on offsets.n <= floor((holding_segments.seg_to - 0.000001) / 3600)
-            - floor(holding_segments.seg_from / 3600)
+        on {{ spread_join('holding_segments.seg_from', 'holding_segments.seg_to') }}
 
 ),
 

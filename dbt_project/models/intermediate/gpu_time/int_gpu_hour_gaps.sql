@@ -103,9 +103,9 @@ gap_pieces as (
         least(gaps.gap_to, hours.hour_epoch + 3600) as piece_to
     from gaps
     inner join offsets
-        on offsets.n <= floor((gaps.gap_to - 0.000001) / 3600) - floor(gaps.gap_from / 3600)
+        on {{ spread_join('gaps.gap_from', 'gaps.gap_to') }}
     inner join hours
-        on hours.hour_epoch = floor(gaps.gap_from / 3600) * 3600 + offsets.n * 3600
+        on hours.hour_epoch = {{ spread_period_start('gaps.gap_from') }}
 
 ),
 

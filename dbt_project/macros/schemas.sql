@@ -1,0 +1,32 @@
+{#- Where each layer is published (dbt_project.yml): staging views in schema `staging`,
+    intermediate and utilities relations in schema `intermediate`, marts in the target schema
+    (`main` on DuckDB), so that schema holds the marts and nothing else. dbt's default
+    concatenates target and custom schema (`main_staging`); here a custom schema is used as-is. -#}
+{% macro generate_schema_name(custom_schema_name, node) -%}
+    {%- if custom_schema_name is none -%}
+        {{ target.schema }}
+    {%- else -%}
+        {{ custom_schema_name | trim }}
+    {%- endif -%}
+{%- endmacro %}
+
+{#- on-run-start: a warehouse built before the layers had schemas of their own holds its staging,
+    intermediate and utility relations in the target schema; drop each relation there that is
+    named after one of this project's models published in another schema, so the target schema
+    keeps only the marts. Nothing else is touched: a name that is no model of the project, or a
+    model that is published in the target schema, stays. -#}
+{% macro drop_relations_moved_out_of_target_schema() %}
+    {%- if execute -%}
+        {%- for node in graph.nodes.values()
+            if node.resource_type == 'model'
+            and node.schema != target.schema
+            and node.config.materialized != 'ephemeral' -%}
+            {%- set stale = adapter.get_relation(
+                database=node.database, schema=target.schema, identifier=node.alias) -%}
+            {%- if stale is not none -%}
+                {{ log('dropping ' ~ stale ~ ': ' ~ node.name ~ ' is published in schema ' ~ node.schema, info=true) }}
+                {% do adapter.drop_relation(stale) %}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+{% endmacro %}

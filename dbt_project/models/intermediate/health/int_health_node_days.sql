@@ -1,0 +1,44 @@
+-- Uptime and downtime per node and UTC day (docs/metrics.md, fct_fleet_health_daily): in each
+-- accounted hour the node is down for as long as its most-down GPU (a node with a GPU down
+-- cannot run whole-node jobs and is drained); `gpu_down_seconds` is the GPUs' down time summed.
+with
+
+gpu_hours as (
+
+    select
+        host,
+        hour_epoch,
+        down_seconds
+    from {{ ref('int_gpu_hour_states') }}
+
+),
+
+node_hours as (
+
+    select
+        host,
+        floor(hour_epoch / 86400) * 86400 as day_epoch,
+        hour_epoch,
+        max(down_seconds) as node_down_seconds,
+        sum(down_seconds) as gpu_down_seconds,
+        count(*) as gpus
+    from gpu_hours
+    group by host, hour_epoch
+
+),
+
+final as (
+
+    select
+        host,
+        day_epoch,
+        max(gpus) as gpus,
+        3600 * count(*) as accounted_seconds,
+        sum(node_down_seconds) as downtime_seconds,
+        sum(gpu_down_seconds) as gpu_down_seconds
+    from node_hours
+    group by host, day_epoch
+
+)
+
+select * from final
