@@ -32,9 +32,9 @@ system-deps:
 test: sync-dev system-deps
 	$(VENV)/bin/pytest
 
-# the fast tier: every test that needs no built warehouse
+# the fast tier: every test that needs no built warehouse, on every core (pytest-xdist)
 test-fast: sync-dev
-	$(VENV)/bin/pytest -m "not warehouse"
+	$(VENV)/bin/pytest -m "not warehouse" -n auto
 
 lint: sync-dev
 	$(VENV)/bin/ruff check .

@@ -55,6 +55,15 @@ def small_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def two_day_fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The smallest generated fleet (2 days, a scrape every 5 min) and its config, for tests that
+    only need a valid home."""
+    home = tmp_path_factory.mktemp("two_day_fleet")
+    generate(home, days=2, seed=FLEET_SEED, start=FLEET_START, scrape_interval_s=300)
+    return home
+
+
+@pytest.fixture(scope="session")
 def pipeline_home(
     small_fleet: Path, tmp_path_factory: pytest.TempPathFactory, fleet_window: tuple[date, date]
 ) -> Path:
@@ -130,8 +139,8 @@ WAREHOUSE_FIXTURES = {
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         module = getattr(item, "module", None)
-        builds = module is not None and (
-            hasattr(module, "dbt_build") or hasattr(module, "run_pipeline")
+        builds = module is not None and any(
+            hasattr(module, name) for name in ("dbt_build", "dbt_run", "run_pipeline")
         )
         if builds or WAREHOUSE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.warehouse)

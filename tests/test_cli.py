@@ -69,24 +69,24 @@ def test_run_without_config(tmp_path: Path) -> None:
     ],
 )
 def test_run_broken_config_names_the_key(
-    small_fleet: Path, tmp_path: Path, old: str, new: str, key: str
+    two_day_fleet: Path, tmp_path: Path, old: str, new: str, key: str
 ) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    text = (small_fleet / "fleetledger.yml").read_text()
+    text = (two_day_fleet / "fleetledger.yml").read_text()
     assert old in text
-    kinds = [s.kind for s in load_config(small_fleet / "fleetledger.yml").sources]
+    kinds = [s.kind for s in load_config(two_day_fleet / "fleetledger.yml").sources]
     key = key.format(power=kinds.index("power"))
     (home / "fleetledger.yml").write_text(text.replace(old, new))
-    (home / "sources").symlink_to(small_fleet / "sources")
+    (home / "sources").symlink_to(two_day_fleet / "sources")
     proc = fleetledger("run", "--date", "2026-10-02", home=home)
     assert proc.returncode != 0
     assert key in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
-def test_run_unknown_source(small_fleet: Path) -> None:
-    proc = fleetledger("run", "--date", "2026-10-02", "--source", "nope", home=small_fleet)
+def test_run_unknown_source(two_day_fleet: Path) -> None:
+    proc = fleetledger("run", "--date", "2026-10-02", "--source", "nope", home=two_day_fleet)
     assert proc.returncode != 0
     assert "'nope'" in proc.stderr
 
