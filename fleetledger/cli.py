@@ -63,6 +63,7 @@ def _home(args: argparse.Namespace) -> Path:
 
 
 def _generate(out_dir: Path, days: int, seed: int, start: date, scrape_interval_s: int) -> None:
+    # deferred: the CLI starts fast (`--help`, `app`); the generator loads when it is used
     from fleetledger.generator import generate
 
     with err.status(f"generating a {days}-day fleet (seed {seed}) in {out_dir} ..."):
@@ -88,6 +89,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _run_pipeline(home: Path, start: date, end: date, sources: list[str] | None) -> Any:
+    # deferred: a run loads Dagster and dbt (seconds); other commands do not need them
     from fleetledger.pipeline import run_pipeline
 
     with err.status(f"running the pipeline for {start}..{end} ...") as status:
@@ -201,6 +203,7 @@ def _hours(value: Any) -> str:
 def print_headlines(warehouse: Path, console: Console | None = None) -> None:
     """Headline figures from the published warehouse, through the query layer
     (fleetledger/queries.py: every number comes from a mart)."""
+    # deferred: the query layer opens DuckDB; only the summary needs it
     from fleetledger import queries as q
 
     console = console or out
