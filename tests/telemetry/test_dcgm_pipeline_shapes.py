@@ -26,7 +26,7 @@ import duckdb
 import pytest
 import yaml
 
-from fleetledger.generator import fleet as F
+from fleetledger.generator import model as M
 from fleetledger.generator import generate
 from fleetledger.generator.telemetry import IDLE_W
 
@@ -208,7 +208,7 @@ def test_reconciliation_with_the_lost_gpus_energy(
         - datetime.fromisoformat(o["start"].replace("Z", "+00:00"))
     ).total_seconds()
     pue = {p["day"]: p["pue"] for p in truth["pue"]}
-    lost = IDLE_W * outage_s / 3.6e6 * F.POWER_PRICE_PER_KWH * pue["2026-10-03"]
+    lost = IDLE_W * outage_s / 3.6e6 * M.POWER_PRICE_PER_KWH * pue["2026-10-03"]
     assert round(lost, 6) == 0.057187
     for exp in truth["gpu_node_cost_by_day_provider"]:
         key = (exp["day"], exp["provider"])
