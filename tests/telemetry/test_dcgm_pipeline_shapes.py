@@ -26,8 +26,8 @@ import duckdb
 import pytest
 import yaml
 
-from fleetledger.generator import model as M
 from fleetledger.generator import generate
+from fleetledger.generator import model as M
 from fleetledger.generator.telemetry import IDLE_W
 
 # runs the whole pipeline over a generated fleet in every DCGM shape
