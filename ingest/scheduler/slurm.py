@@ -24,7 +24,7 @@ Options (`Source.options`):
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -38,9 +38,7 @@ from ingest.scheduler.slurm_fields import (
     _DATE_IN_NAME,
     _EXIT,
     _HET,
-    _NULL_TIMES,
     _PLAIN,
-    _TIME,
     DEFAULT_COLUMNS,
     STATES,
     TABLE,
@@ -55,6 +53,7 @@ from ingest.scheduler.slurm_fields import (
     parse_elapsed,
     parse_memory,
     parse_timelimit,
+    sacct_time,
 )
 
 
@@ -71,18 +70,6 @@ def _snapshot_date(path: Path, options: dict[str, Any], given: date | None) -> d
         except ValueError:
             return None
     return None
-
-
-def _time(value: str, field: str, tz: ZoneInfo | None) -> datetime | None:
-    value = value.strip()
-    if value in _NULL_TIMES:
-        return None
-    if not _TIME.match(value):
-        raise _RowError(f"unparseable time in {field}: {value!r}")
-    dt = datetime.fromisoformat(value)
-    if tz is None:
-        return dt.replace(tzinfo=UTC)
-    return dt.replace(tzinfo=tz).astimezone(UTC)
 
 
 def _int(value: str, field: str) -> int | None:
@@ -231,10 +218,10 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
         text("account"),
         text("group"),
         text("user"),
-        _time(f.get("submit", ""), "Submit", tz),
-        _time(f.get("eligible", ""), "Eligible", tz),
-        _time(f.get("start", ""), "Start", tz),
-        _time(f.get("end", ""), "End", tz),
+        sacct_time(f.get("submit", ""), "Submit", tz),
+        sacct_time(f.get("eligible", ""), "Eligible", tz),
+        sacct_time(f.get("start", ""), "Start", tz),
+        sacct_time(f.get("end", ""), "End", tz),
         elapsed,
         exit_code,
         exit_signal,

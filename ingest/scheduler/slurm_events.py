@@ -17,7 +17,6 @@ when present).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,24 +25,10 @@ import polars as pl
 from ingest.core.common import ReadResult, quarantine_frame, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
-from ingest.scheduler.slurm_fields import _NULL_TIMES, _TIME, _zone
+from ingest.scheduler.slurm_fields import _RowError, _zone, sacct_time
 
 TABLE = "slurm_node_events"
 REQUIRED = ("nodename", "timestart", "state")
-
-
-class _RowError(ValueError):
-    pass
-
-
-def _time(value: str, field: str, tz: Any) -> datetime | None:
-    value = value.strip()
-    if value in _NULL_TIMES:
-        return None
-    if not _TIME.match(value):
-        raise _RowError(f"unparseable time in {field}: {value!r}")
-    dt = datetime.fromisoformat(value)
-    return dt.replace(tzinfo=UTC) if tz is None else dt.replace(tzinfo=tz).astimezone(UTC)
 
 
 def parse_node_events(
@@ -96,10 +81,10 @@ def parse_node_events(
             state = rec.get("state", "")
             if not state:
                 raise _RowError("empty State")
-            start = _time(rec.get("timestart", ""), "TimeStart", tz)
+            start = sacct_time(rec.get("timestart", ""), "TimeStart", tz)
             if start is None:
                 raise _RowError("TimeStart is unknown")
-            end = _time(rec.get("timeend", ""), "TimeEnd", tz)
+            end = sacct_time(rec.get("timeend", ""), "TimeEnd", tz)
             if end is not None and end < start:
                 raise _RowError("TimeEnd is before TimeStart")
         except _RowError as err:

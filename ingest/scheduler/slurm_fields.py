@@ -4,6 +4,7 @@ hostlists and array job ids (pure parsers, shared by the job and node-event read
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ingest.core.errors import IngestError
@@ -251,3 +252,21 @@ def _zone(name: str) -> ZoneInfo | None:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         raise IngestError(f"option timezone: unknown time zone {name!r}") from None
+
+
+def sacct_time(value: str, field: str, tz: ZoneInfo | None) -> datetime | None:
+    """A sacct / sacctmgr time (`YYYY-MM-DDTHH:MM:SS`, in `tz`, UTC when None) as UTC; the
+    null words (`Unknown`, `None`, ...) are None. A malformed or impossible time
+    (`2026-11-29T25:61:00`, `2026-11-31T00:00:00`) is a row error naming the field."""
+    value = value.strip()
+    if value in _NULL_TIMES:
+        return None
+    if not _TIME.match(value):
+        raise _RowError(f"unparseable time in {field}: {value!r}")
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError as err:
+        raise _RowError(f"invalid time in {field}: {value!r} ({err})") from None
+    if tz is None:
+        return dt.replace(tzinfo=UTC)
+    return dt.replace(tzinfo=tz).astimezone(UTC)

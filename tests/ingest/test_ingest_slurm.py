@@ -18,6 +18,7 @@ from ingest.scheduler.slurm import (
     parse_sacct,
     read_sacct,
 )
+from ingest.scheduler.slurm_events import parse_node_events
 from ingest.scheduler.slurm_fields import _expand_ranges
 
 
@@ -343,3 +344,45 @@ def test_scontrol_file_is_not_sacct_output(samples: Path) -> None:
         f"{samples / 'slurm/xdmod-unknown-job-state.log'}: every row of the file was rejected "
         "(2 rows)"
     ]
+
+
+def test_impossible_time_is_quarantined_not_a_crash() -> None:
+    """Issue 11, finding 7: `2026-11-29T25:61:00` matched the time pattern and then raised
+    `ValueError: hour must be in 0..23` out of the reader, with no file or line and none of the
+    file's good rows landed. Now the row goes to quarantine with the field and value."""
+    good = (
+        "600|600|c1|gpu|ml|ann|2026-11-29T10:00:00|2026-11-29T10:00:00|2026-11-29T11:00:00|"
+        "2026-11-29T12:00:00|01:00:00|0:0|COMPLETED|1|8|gres/gpu=8|gres/gpu=8|gpu-a01|t|"
+    )
+    lines = [
+        HEADER,
+        good,
+        good.replace("600|600", "601|601").replace("2026-11-29T12:00:00", "2026-11-29T25:61:00"),
+        good.replace("600|600", "602|602").replace("2026-11-29T11:00:00", "2026-11-31T11:00:00"),
+    ]
+    r = parse_sacct("\n".join(lines), source="s", file="sacct-2026-11-29.txt")
+    assert r.rows["job_id"].to_list() == ["600"]
+    assert r.quarantine.select("x_source_file", "x_line_number", "reason").rows() == [
+        (
+            "sacct-2026-11-29.txt",
+            3,
+            "invalid time in End: '2026-11-29T25:61:00' (hour must be in 0..23)",
+        ),
+        (
+            "sacct-2026-11-29.txt",
+            4,
+            "invalid time in Start: '2026-11-31T11:00:00' (day is out of range for month)",
+        ),
+    ]
+
+
+def test_impossible_event_time_is_quarantined() -> None:
+    text = (
+        "NodeName|TimeStart|TimeEnd|State|Reason|User\n"
+        "dgx-1|2026-11-29T10:00:00|2026-11-29T12:00:00|DOWN|xid 79|root\n"
+        "dgx-2|2026-11-29T24:00:00|Unknown|DOWN|power|root\n"
+    )
+    r = parse_node_events(text, source="s", file="events.txt")
+    assert r.rows["node"].to_list() == ["dgx-1"]
+    (reason,) = r.quarantine["reason"].to_list()
+    assert reason == "invalid time in TimeStart: '2026-11-29T24:00:00' (hour must be in 0..23)"
