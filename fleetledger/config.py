@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,6 +17,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ingest import registry
+
+DEFAULT_PARTITIONS_START = date(2024, 1, 1)
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -137,6 +140,9 @@ class Config(_Strict):
     rate_cards: list[RateCard] = Field(default_factory=list)
     kind_rules: list[KindRule] = Field(default_factory=list)
     idle_threshold: float = Field(default=0.05, ge=0, le=1)
+    # the first UTC day a run may account (the first Dagster partition): set it earlier to
+    # backfill older bills and scheduler logs
+    partitions_start: date = DEFAULT_PARTITIONS_START
     utilization_signal: UtilizationSignal = "auto"
     # how long a DCGM sample stays valid; unset: 2 x each series' median sample interval
     stale_after_seconds: int | None = Field(default=None, gt=0)

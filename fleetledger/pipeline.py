@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 from typing import IO, Any
 
-from fleetledger.config import ConfigError, config_path, load_config
+from fleetledger.config import Config, ConfigError, config_path, load_config
 from fleetledger.data_health import run_findings
 
 ProgressFn = Callable[[str], None]
@@ -97,15 +97,19 @@ def _maybe_redirect(target: IO[str], redirect: bool) -> Iterator[None]:
         yield
 
 
-def _validate_range(start: date, end: date) -> None:
+def _validate_range(start: date, end: date, cfg: Config) -> None:
     # orchestration (Dagster) is imported when a run starts, not when the CLI does
-    from orchestration.partitions import DAILY, PARTITIONS_START
+    from orchestration.partitions import first_day, partitions_for
 
+    partitions = partitions_for(cfg)
     if end < start:
         raise PipelineError(f"end date {end} is before start date {start}")
-    if start < date.fromisoformat(PARTITIONS_START):
-        raise PipelineError(f"start date {start} is before the first partition {PARTITIONS_START}")
-    last = DAILY.get_last_partition_key()
+    if start < first_day(partitions):
+        raise PipelineError(
+            f"start date {start} is before the first partition {first_day(partitions)} "
+            "(config key partitions_start)"
+        )
+    last = partitions.get_last_partition_key()
     if last is not None and end > date.fromisoformat(last):
         raise PipelineError(f"end date {end} is in the future (the latest partition is {last})")
 
@@ -194,7 +198,7 @@ def run_pipeline(
     from orchestration.publish import WAREHOUSE_SNAPSHOT_KEY
     from orchestration.schedules import DAILY_JOB_NAME
 
-    _validate_range(start, end)
+    _validate_range(start, end, cfg)
 
     with _home_env(home):
         say("loading definitions")

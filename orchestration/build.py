@@ -17,6 +17,7 @@ from orchestration.checks import source_checks
 from orchestration.config_assets import config_assets
 from orchestration.dbt import build_dbt_assets, dbt_resource
 from orchestration.ingest_assets import build_ingest_assets
+from orchestration.partitions import partitions_for
 from orchestration.publish import publish_assets
 from orchestration.resources import FleetResource
 from orchestration.schedules import DAILY_JOB_NAME, daily_job, daily_schedule
@@ -50,7 +51,7 @@ def build_definitions(home: Path | None = None) -> Definitions:
         upstream = sorted((k for k in dbt.keys if k not in inner), key=lambda k: k.path)
     else:
         log.warning("dbt_project/dbt_project.yml not found: no dbt assets")
-    assets += publish_assets(upstream)
+    assets += publish_assets(upstream, partitions_for(cfg))
 
     resources: dict[str, object] = {"fleet": FleetResource(home=str(home))}
     dbt_cli = dbt_resource()

@@ -6,7 +6,7 @@ from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Materiali
 
 from fleetledger.config import Config
 from fleetledger.config_tables import record_accounted_days, write_config_tables
-from orchestration.partitions import DAILY, SINGLE_RUN
+from orchestration.partitions import SINGLE_RUN, partitions_for
 from orchestration.resources import FleetResource
 
 CONFIG_TABLES_KEY = AssetKey(["raw", "config_tables"])
@@ -15,13 +15,14 @@ CONFIG_TABLES_KEY = AssetKey(["raw", "config_tables"])
 def config_assets(cfg: Config | None) -> list[AssetsDefinition]:
     if cfg is None:
         return []
+    partitions = partitions_for(cfg)
 
     # Partitioned like everything else so that a run over a range holds one partitions
     # definition; the tables are rewritten whole from the current config on every run.
     @asset(
         key=CONFIG_TABLES_KEY,
         group_name="config",
-        partitions_def=DAILY,
+        partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
         kinds={"python", "parquet"},
         description="fleetledger.yml (inventory, teams, rate cards, settings) landed as "
@@ -31,7 +32,7 @@ def config_assets(cfg: Config | None) -> list[AssetsDefinition]:
         cfg = fleet.load_config()
         write_config_tables(cfg, fleet.home_path)
         key_range = context.partition_key_range
-        days = DAILY.get_partition_keys_in_range(key_range)
+        days = partitions.get_partition_keys_in_range(key_range)
         record_accounted_days(fleet.home_path, [date.fromisoformat(d) for d in days])
         return MaterializeResult(
             metadata={

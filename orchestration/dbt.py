@@ -29,7 +29,7 @@ from fleetledger.config import Config, HealthSettings, config_path
 from ingest.core.landing import write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
 from orchestration.ingest_assets import kinds_landing, raw_asset_key
-from orchestration.partitions import DAILY, SINGLE_RUN
+from orchestration.partitions import SINGLE_RUN, partitions_for
 from orchestration.resources import FleetResource
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -225,7 +225,7 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         manifest=project.manifest_path,
         project=project,
         dagster_dbt_translator=translator,
-        partitions_def=DAILY,
+        partitions_def=partitions_for(cfg),
         backfill_policy=SINGLE_RUN,
         name="dbt_warehouse",
     )

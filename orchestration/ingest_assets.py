@@ -13,6 +13,7 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetsDefinition,
+    DailyPartitionsDefinition,
     MaterializeResult,
     MetadataValue,
     asset,
@@ -20,7 +21,7 @@ from dagster import (
 
 from fleetledger.config import Config, Source
 from ingest import registry
-from orchestration.partitions import DAILY, SINGLE_RUN, days_in_range
+from orchestration.partitions import DAILY, SINGLE_RUN, days_in_range, partitions_for
 from orchestration.resources import FleetResource
 
 
@@ -61,14 +62,16 @@ def _report_metadata(report: Any) -> dict[str, Any]:
     return meta
 
 
-def build_ingest_asset(source: Source) -> AssetsDefinition:
+def build_ingest_asset(
+    source: Source, partitions: DailyPartitionsDefinition = DAILY
+) -> AssetsDefinition:
     spec = registry.spec_for(source.kind)
     table = spec.table_for(source.options)
 
     @asset(
         key=raw_asset_key(source.name),
         group_name=spec.group,
-        partitions_def=DAILY,
+        partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
         kinds={"python", "parquet"},
         tags={"fleetledger/source_kind": source.kind},
@@ -96,4 +99,5 @@ def build_ingest_assets(cfg: Config | None) -> list[AssetsDefinition]:
     """One asset per configured source, in its kind's group (billing, telemetry, scheduler)."""
     if cfg is None:
         return []
-    return [build_ingest_asset(s) for s in cfg.sources]
+    partitions = partitions_for(cfg)
+    return [build_ingest_asset(s, partitions) for s in cfg.sources]

@@ -7,6 +7,7 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetsDefinition,
+    DailyPartitionsDefinition,
     MaterializeResult,
     MetadataValue,
     asset,
@@ -20,12 +21,14 @@ from orchestration.resources import FleetResource
 WAREHOUSE_SNAPSHOT_KEY = AssetKey("warehouse_snapshot")
 
 
-def publish_assets(upstream: Sequence[AssetKey]) -> list[AssetsDefinition]:
+def publish_assets(
+    upstream: Sequence[AssetKey], partitions: DailyPartitionsDefinition = DAILY
+) -> list[AssetsDefinition]:
     @asset(
         key=WAREHOUSE_SNAPSHOT_KEY,
         deps=list(upstream),
         group_name="publish",
-        partitions_def=DAILY,
+        partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
         kinds={"duckdb"},
         description="`$FLEETLEDGER_HOME/warehouse.duckdb`: the built warehouse, swapped in "

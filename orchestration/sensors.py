@@ -25,6 +25,7 @@ from datetime import date
 from dagster import (
     AssetKey,
     AssetsDefinition,
+    DailyPartitionsDefinition,
     DefaultSensorStatus,
     RunRequest,
     SensorDefinition,
@@ -41,7 +42,7 @@ from fleetledger.config import Config, Source
 from ingest.billing.aws_cur import CurExport
 from ingest.core.errors import IngestError
 from orchestration.ingest_assets import raw_asset_key
-from orchestration.partitions import DAILY, PARTITIONS_START
+from orchestration.partitions import DAILY, first_day, partitions_for
 from orchestration.resources import FleetResource
 
 AWS_CUR_SENSOR = "aws_cur_manifests"
@@ -54,12 +55,14 @@ def period_days(period: str) -> tuple[date, date]:
     return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
 
 
-def partition_range(period: str) -> tuple[str, str] | None:
+def partition_range(
+    period: str, partitions: DailyPartitionsDefinition = DAILY
+) -> tuple[str, str] | None:
     """The daily partition keys a billing period covers, clipped to the partitions that exist
-    (none before PARTITIONS_START, none after the last one); None when nothing is left."""
+    (none before the first partition, none after the last one); None when nothing is left."""
     first, last = period_days(period)
-    first = max(first, date.fromisoformat(PARTITIONS_START))
-    last_key = DAILY.get_last_partition_key()
+    first = max(first, first_day(partitions))
+    last_key = partitions.get_last_partition_key()
     if last_key is not None:
         last = min(last, date.fromisoformat(last_key))
     if last < first:
@@ -95,7 +98,10 @@ def list_manifests(cfg: Config, source: Source) -> dict[str, tuple[str, str]]:
 
 
 def aws_cur_sensor(
-    sources: Sequence[str], job_name: str, selection: dict[str, list[AssetKey]]
+    sources: Sequence[str],
+    job_name: str,
+    selection: dict[str, list[AssetKey]],
+    partitions: DailyPartitionsDefinition = DAILY,
 ) -> SensorDefinition:
     """The manifest sensor for the named aws_cur sources; `selection[source]` is the assets a
     run for that source materialises."""
@@ -133,7 +139,7 @@ def aws_cur_sensor(
                 if seen.get(key) != version:
                     changed.setdefault(period, []).append(f"{key}={version}")
             for period, versions in sorted(changed.items()):
-                keys = partition_range(period)
+                keys = partition_range(period, partitions)
                 if keys is None:
                     context.log.info(
                         f"{name}: manifest for {period} changed, but no daily partition covers it"
@@ -183,4 +189,4 @@ def billing_sensors(
         key=lambda k: k.to_user_string(),
     )
     selection = {n: [raw_asset_key(n), *downstream] for n in names}
-    return [aws_cur_sensor(names, job_name, selection)]
+    return [aws_cur_sensor(names, job_name, selection, partitions_for(cfg))]

@@ -151,3 +151,35 @@ def test_pipeline_names_the_failing_asset(small_fleet: Path, tmp_path: Path) -> 
     assert "raw/gke-pods" in message
     assert "pods-2026-10-03.json" in message
     assert not (home / "warehouse.duckdb").exists()  # nothing published
+
+
+def test_partitions_start_comes_from_the_config(tmp_path: Path) -> None:
+    """Issue 11, finding 11: the first partition was fixed at 2024-01-01, so 2019-2023 bills
+    and sacct logs could not be backfilled. `partitions_start` moves it; the default stays."""
+    from fleetledger.pipeline import _validate_range
+    from orchestration.sensors import partition_range
+
+    (tmp_path / "fleetledger.yml").write_text(
+        "partitions_start: 2019-06-01\n"
+        "sources:\n  - {name: s, kind: slurm, location: sacct/*.txt}\n"
+    )
+    cfg = load_config(config_path(tmp_path))
+    defs = build_definitions(tmp_path)
+    graph = defs.resolve_asset_graph()
+    for key in (AssetKey(["raw", "s"]), CONFIG_TABLES_KEY, WAREHOUSE_SNAPSHOT_KEY):
+        assert graph.get(key).partitions_def.get_first_partition_key() == "2019-06-01"
+    _validate_range(date(2019, 6, 1), date(2019, 6, 30), cfg)
+    with pytest.raises(
+        PipelineError, match="before the first partition 2019-06-01.*partitions_start"
+    ):
+        _validate_range(date(2019, 5, 31), date(2019, 6, 30), cfg)
+    # a billing period is clipped to the configured first day
+    assert partition_range("2019-06", graph.get(CONFIG_TABLES_KEY).partitions_def) == (
+        "2019-06-01",
+        "2019-06-30",
+    )
+    assert partition_range("2019-05") is None  # the default partitions start in 2024
+    # without the key: 2024-01-01
+    (tmp_path / "fleetledger.yml").write_text("sources: []\n")
+    assert load_config(config_path(tmp_path)).partitions_start == date(2024, 1, 1)
+    assert DAILY.get_first_partition_key() == "2024-01-01"
