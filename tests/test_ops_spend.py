@@ -19,6 +19,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from mart_rows import epoch as _epoch
+from mart_rows import rows as _rows
 
 from fleetledger.generator.scheduler_files import EVENT_FIELDS
 from ingest.scheduler.slurm_events import parse_node_events
@@ -31,16 +33,6 @@ def con(pipeline_home: Path) -> duckdb.DuckDBPyConnection:
     c = duckdb.connect(str(pipeline_home / "warehouse.duckdb"), read_only=True)
     c.execute("set TimeZone = 'UTC'")
     return c
-
-
-def _epoch(iso: str) -> float:
-    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
-
-
-def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict]:
-    cur = con.execute(sql)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
 # ------------------------------------------------------------------------------ operations

@@ -58,6 +58,7 @@ from ingest.billing.s3 import (
     ObjectStore,
     open_store,
 )
+from ingest.billing.totals import LEDGER_SCHEMA
 from ingest.core.common import ReadResult, quarantine_from
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_quarantine
@@ -311,21 +312,12 @@ def read_delivery(store: ObjectStore, m: Manifest, *, source: str, name: str = "
     return CurDelivery(m, delivery_id, result, uris, ledger)
 
 
-_LEDGER_SCHEMA = {
-    "x_source_file": pl.String,
-    "x_line_number": pl.Int64,
-    "period": pl.String,
-    "currency": pl.String,
-    "amount": pl.Float64,
-}
-
-
 def ledger_of(raw: pl.DataFrame, uri: str, period: str) -> pl.DataFrame:
     """Each row of a data file as read (before casts and quarantine): its line number, the
     manifest's period, its currency and its `TOTAL_BASIS` amount (null when the cell is not a
     number). The source side of `billing_source_totals`, independent of the landed rows."""
     if not raw.height:
-        return pl.DataFrame(schema=_LEDGER_SCHEMA)
+        return pl.DataFrame(schema=LEDGER_SCHEMA)
     cost = raw[TOTAL_BASIS] if TOTAL_BASIS in raw.columns else None
     if cost is None:
         amount = pl.Series("amount", [None] * raw.height, pl.Float64)
@@ -347,7 +339,7 @@ def ledger_of(raw: pl.DataFrame, uri: str, period: str) -> pl.DataFrame:
             "currency": currency,
             "amount": amount,
         },
-        schema=_LEDGER_SCHEMA,
+        schema=LEDGER_SCHEMA,
     )
 
 

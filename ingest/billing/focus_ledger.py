@@ -15,16 +15,10 @@ from typing import Any
 import polars as pl
 
 from ingest.billing.focus import BY_NORM, norm
+from ingest.billing.totals import LEDGER_SCHEMA
 from ingest.core.common import decimal_or_none, read_bytes
 
 TOTAL_COLUMNS = ("BilledCost", "BillingCurrency", "BillingPeriodStart", "BillingPeriodEnd")
-LEDGER_SCHEMA = {
-    "x_source_file": pl.String,
-    "x_line_number": pl.Int64,
-    "period": pl.String,
-    "currency": pl.String,
-    "amount": pl.Float64,
-}
 
 
 def _time(value: Any) -> datetime | None:

@@ -38,8 +38,9 @@ from typing import Any
 
 import polars as pl
 
-from ingest.billing.gcp_billing import LEDGER_SCHEMA, TABLE, Record, rows_to_result
+from ingest.billing.gcp_billing import TABLE, Record, rows_to_result
 from ingest.billing.google_auth import google_credentials
+from ingest.billing.totals import LEDGER_SCHEMA
 from ingest.core.common import ReadResult
 from ingest.core.errors import IngestError
 

@@ -39,6 +39,7 @@ from typing import Any
 
 import polars as pl
 
+from ingest.billing.totals import LEDGER_SCHEMA
 from ingest.core.common import ReadResult, decimal_or_none, parse_utc, quarantine_frame, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
@@ -53,13 +54,6 @@ CSV_REQUIRED = ("cost", "invoice.month")
 _LIST_FIELDS = ("labels", "credits")
 #: what the source totals sum, in the export's own terms
 TOTAL_BASIS = "cost + sum(credits.amount)"
-LEDGER_SCHEMA = {
-    "x_source_file": pl.String,
-    "x_line_number": pl.Int64,
-    "period": pl.String,
-    "currency": pl.String,
-    "amount": pl.Float64,
-}
 
 
 class _RowError(ValueError):

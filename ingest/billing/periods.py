@@ -24,21 +24,13 @@ from pathlib import Path
 
 import polars as pl
 
-from ingest.billing.totals import TOTALS_TABLE, source_totals
+from ingest.billing.totals import LEDGER_SCHEMA, TOTALS_TABLE, source_totals
 from ingest.core.common import ReadResult, expand
 from ingest.core.errors import IngestError
 from ingest.core.landing import land, land_quarantine
 from ingest.core.partitions import DATE_PLACEHOLDER
 from ingest.core.report import IngestReport
 from ingest.core.spec import LandContext, SourceTotals
-
-LEDGER_SCHEMA = {
-    "x_source_file": pl.String,
-    "x_line_number": pl.Int64,
-    "period": pl.String,
-    "currency": pl.String,
-    "amount": pl.Float64,
-}
 
 
 def months_of(days: list[date]) -> list[str]:

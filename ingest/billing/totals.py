@@ -12,6 +12,14 @@ import polars as pl
 from ingest.core.landing import empty_frame, polars_schema
 
 TOTALS_TABLE = "billing_source_totals"
+#: what each billing kind's `ledger_file` returns: one row per source row, read from the file
+LEDGER_SCHEMA = {
+    "x_source_file": pl.String,
+    "x_line_number": pl.Int64,
+    "period": pl.String,
+    "currency": pl.String,
+    "amount": pl.Float64,
+}
 
 
 def source_totals(
