@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from ingest.core.errors import IngestError
+from ingest.core.findings import Warning_
 from ingest.core.landing import QUARANTINE_TABLE, empty_frame, polars_schema
 
 UTC_TS = pl.Datetime("us", "UTC")
@@ -27,7 +28,8 @@ class ReadResult:
     rows: pl.DataFrame
     quarantine: pl.DataFrame
     sentinels_dropped: int = 0
-    warnings: list[str] = field(default_factory=list)
+    # plain strings or IngestFinding (ingest/core/findings.py)
+    warnings: list[Warning_] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
 
     @staticmethod

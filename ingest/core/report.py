@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
+
+from ingest.core.findings import IngestFinding, Warning_, as_finding
 
 
 @dataclass
@@ -20,7 +23,26 @@ class IngestReport:
     sentinels_dropped: int = 0
     node_events_landed: int = 0  # slurm with option `events`: rows in `slurm_node_events`
     files_read: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    # plain strings or IngestFinding (ingest/core/findings.py); `findings` reads both
+    warnings: list[Warning_] = field(default_factory=list)
+
+    def warn(
+        self,
+        check: str,
+        message: str,
+        severity: str = "warning",
+        *,
+        day: date | None = None,
+        count: int = 1,
+    ) -> IngestFinding:
+        """Record a finding (see ingest/core/findings.py for the severities)."""
+        finding = IngestFinding(check, message, severity, day, count)
+        self.warnings.append(finding)
+        return finding
+
+    @property
+    def findings(self) -> list[IngestFinding]:
+        return [as_finding(w) for w in self.warnings]
 
     def summary(self) -> str:
         return (
