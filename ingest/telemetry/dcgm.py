@@ -179,9 +179,11 @@ def parse_text(
     default_time: datetime,
     node_label: str | None = None,
     fmt: str = "prometheus_text",
+    window: tuple[datetime, datetime] | None = None,
 ) -> ReadResult:
     """Parse exposition text already in memory, plain or gzip-compressed (see
-    `read_dcgm_text` for a file)."""
+    `read_dcgm_text` for a file). `window` = [a, b): the times the file's day allows; when
+    `default_time` is outside it, the samples without a timestamp are quarantined."""
     if fmt not in TEXT_FORMATS:
         raise IngestError(f"dcgm format {fmt!r} is not a text exposition format", file=file)
     if not data or data.isspace():
@@ -282,6 +284,26 @@ def parse_text(
         rejected.append(quarantine_from(bad_series, pl.col("reject"), pl.col("line")))
         good = good.filter(pl.col("reject").is_null())
 
+    if window is not None and not (window[0] <= default_time < window[1]):
+        untimed = good.filter(pl.col("ts_raw").is_null())
+        if untimed.height:
+            if lines is None:
+                lines = text_lines(data)
+            reason = (
+                f"sample has no timestamp and the file's time {default_time.isoformat()} "
+                "(option scrape_time, else the file's mtime) is outside the file's day "
+                f"({window[0].isoformat()} .. {window[1].isoformat()})"
+            )
+            rejected.append(
+                quarantine_from(
+                    untimed.join(lines, on="x_line_number", how="left").with_columns(
+                        x_source=pl.lit(source), x_source_file=pl.lit(file)
+                    ),
+                    pl.lit(reason),
+                    pl.col("line"),
+                )
+            )
+            good = good.filter(pl.col("ts_raw").is_not_null())
     default_us = int(default_time.timestamp() * 1_000_000)
     if fmt == "prometheus_text":
         ts_us = pl.col("ts_raw") * 1000
@@ -304,8 +326,10 @@ def read_dcgm_text(
     *,
     source: str,
     options: dict[str, Any] | None = None,
+    window: tuple[datetime, datetime] | None = None,
 ) -> ReadResult:
-    """Read one dcgm-exporter scrape file (plain or gzip) into `dcgm_samples` rows.
+    """Read one dcgm-exporter scrape file (plain or gzip) into `dcgm_samples` rows (`window`:
+    as for `parse_text`).
 
     Returns the samples (blank sentinels dropped and counted in `sentinels_dropped`) and a
     quarantine frame of lines that are not valid samples or lack GPU/host labels. Raises
@@ -328,4 +352,5 @@ def read_dcgm_text(
         default_time=_default_time(path, options),
         node_label=options.get("node_label"),
         fmt=fmt,
+        window=window,
     )

@@ -27,9 +27,20 @@ from ingest.core.landing import polars_schema
 
 TABLE = "dcgm_samples"
 
-#: DCGM blank / not-supported sentinels (0x7ffffffffffffff0 and above)
+#: DCGM's blank values (dcgm_structs.h: `DCGM_*_BLANK` and the `NOT_FOUND`, `NOT_SUPPORTED`,
+#: `NOT_PERMISSIONED` codes just above it), one range per field type; a value in one of them is
+#: "no reading", never data. int64: 0x7ffffffffffffff0 and above (float64 cannot tell those 16
+#: apart); int32: 0x7ffffff0..0x7fffffff; fp64: 2**47 (140737488355328.0) .. 2**47 + 15.
 SENTINEL_MIN = 9223372036854775792
 SENTINEL_F = float(SENTINEL_MIN)
+INT32_BLANK = 0x7FFFFFF0
+FP64_BLANK = 140737488355328.0
+#: (class, lowest, highest) of each blank range, inclusive
+BLANK_RANGES = (
+    ("int32", float(INT32_BLANK), float(INT32_BLANK + 15)),
+    ("int64", SENTINEL_F, float("inf")),
+    ("fp64", FP64_BLANK, FP64_BLANK + 15),
+)
 
 #: labels that fill a column of their own (never repeated in `labels`)
 COLUMN_LABELS = (
@@ -183,8 +194,8 @@ def resolve_series(
 
 
 def is_sentinel(value: pl.Expr) -> pl.Expr:
-    """DCGM blank / not-supported values (≥ 0x7ffffffffffffff0)."""
-    return value >= SENTINEL_F
+    """DCGM blank values of any field type (`BLANK_RANGES`: int32, int64, fp64)."""
+    return pl.any_horizontal([value.is_between(lo, hi) for _, lo, hi in BLANK_RANGES])
 
 
 def finish_rows(df: pl.DataFrame, *, source: str, file: str | pl.Expr) -> pl.DataFrame:

@@ -40,6 +40,7 @@ FIELD_METRICS = {
     "memory.used": "DCGM_FI_DEV_FB_USED",
     "memory.free": "DCGM_FI_DEV_FB_FREE",
     "memory.reserved": "DCGM_FI_DEV_FB_RESERVED",
+    "memory.total": "DCGM_FI_DEV_FB_TOTAL",
     "power.draw": "DCGM_FI_DEV_POWER_USAGE",
     "power.draw.instant": "DCGM_FI_DEV_POWER_USAGE_INSTANT",
     "clocks.sm": "DCGM_FI_DEV_SM_CLOCK",
