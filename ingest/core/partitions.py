@@ -20,6 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from ingest.core.common import ReadResult, expand
+from ingest.core.duplicates import DuplicateFilter, Duplicates, drop_duplicates
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, land, land_frames, land_quarantine
 from ingest.core.report import IngestReport
@@ -116,7 +117,22 @@ def collect(read: FileReader, ctx: LandContext, files: list[Path], day: date | N
     ctx.report.files_read.extend(combined.files)
     ctx.report.sentinels_dropped += combined.sentinels_dropped
     ctx.report.warnings.extend(combined.warnings)
+    report_blanks(ctx.report, combined.sentinels_dropped, day)
     return combined
+
+
+def report_blanks(report: IngestReport, blanks: int, day: date | None) -> None:
+    """An `info` finding for the DCGM blank values (no reading) dropped for a day or location."""
+    if blanks:
+        report.warn(
+            "blank_values_dropped",
+            f"{blanks} DCGM blank values (no reading: the int32, int64 or fp64 blank codes)"
+            + (f" for {day}" if day else "")
+            + " were dropped",
+            "info",
+            day=day,
+            count=blanks,
+        )
 
 
 def _reader(ctx: LandContext) -> FileReader:
@@ -166,30 +182,40 @@ def land_daily(ctx: LandContext) -> None:
 
 def _land_day_files(read: FileReader, ctx: LandContext, day: date, files: list[Path]) -> None:
     """Land one day's files, one file at a time: each file's rows are written as they come
-    (row groups), so a day of a large fleet never has to fit in memory at once."""
+    (row groups), so a day of a large fleet never has to fit in memory at once. Rows that
+    repeat an earlier row's `unique_key` in the partition are dropped and counted."""
     assert ctx.spec.day is not None
     day_of = ctx.spec.day(ctx.table)
     report = ctx.report
     partition = f"date={day.isoformat()}"
     rejected: list[pl.DataFrame] = []
     elsewhere = 0
+    blanks = 0
     opts = ctx.options
+    name = ctx.source.name
+    dedupe = (
+        DuplicateFilter(ctx.spec.unique_key, lambda f: read(f, day, name, opts).rows)
+        if ctx.spec.unique_key
+        else None
+    )
 
     def frames() -> Iterator[pl.DataFrame]:
-        nonlocal elsewhere
+        nonlocal elsewhere, blanks
         for f in files:
-            res = read(f, day, ctx.source.name, opts)
+            res = read(f, day, name, opts)
             report.files_read.extend(res.files)
             report.sentinels_dropped += res.sentinels_dropped
+            blanks += res.sentinels_dropped
             report.warnings.extend(res.warnings)
             rejected.append(res.quarantine)
-            if res.rows.height:
-                elsewhere += res.rows.filter(day_of != day).height
-            yield res.rows
+            rows = res.rows if dedupe is None else dedupe.keep(f, res.rows)
+            if rows.height:
+                elsewhere += rows.filter(day_of != day).height
+            yield rows
 
-    _, n = land_frames(ctx.home, ctx.table, ctx.source.name, partition, frames())
+    _, n = land_frames(ctx.home, ctx.table, name, partition, frames())
     quarantine = pl.concat(rejected) if rejected else empty_frame("quarantine")
-    land_quarantine(ctx.home, ctx.source.name, partition, quarantine)
+    land_quarantine(ctx.home, name, partition, quarantine)
     report.partitions.append(partition)
     report.rows_landed += n
     report.rows_quarantined += quarantine.height
@@ -198,6 +224,31 @@ def _land_day_files(read: FileReader, ctx: LandContext, day: date, files: list[P
             f"{elsewhere} rows in the files for {day} belong to another UTC day; "
             f"landed under {partition}"
         )
+    report_blanks(report, blanks, day)
+    if dedupe is not None and dedupe.found.count:
+        report_duplicates(report, dedupe.found, day)
+
+
+def report_duplicates(report: IngestReport, found: Duplicates, day: date | None) -> None:
+    """One finding for a partition's dropped duplicates, naming the files that held them:
+    `info` when each repeats the kept row's value, else `warning` (a value was discarded)."""
+    files = sorted(found.by_file.items(), key=lambda kv: (-kv[1], kv[0]))
+    named = ", ".join(f"{f} ({n})" for f, n in files[:5])
+    more = f" and {len(files) - 5} more files" if len(files) > 5 else ""
+    differing = (
+        f"; {found.differing} of them with another value than the sample kept"
+        if found.differing
+        else ""
+    )
+    report.warn(
+        "duplicate_samples",
+        f"{found.count} duplicate rows{f' for {day}' if day else ''} dropped (the same key "
+        f"again: a file delivered twice or overlapping scrapes; the first is kept){differing}: "
+        f"{named}{more}",
+        "warning" if found.differing else "info",
+        day=day,
+        count=found.count,
+    )
 
 
 def land_whole(ctx: LandContext, *, undated: str | None = None) -> None:
@@ -210,6 +261,10 @@ def land_whole(ctx: LandContext, *, undated: str | None = None) -> None:
     if not files:
         ctx.report.warnings.append(f"no files match {ctx.location}")
     combined = collect(read, ctx, files, None)
+    if ctx.spec.unique_key:
+        combined.rows, found = drop_duplicates(combined.rows, ctx.spec.unique_key)
+        if found.count:
+            report_duplicates(ctx.report, found, None)
     if undated and combined.rows.height:
         n = combined.rows.filter(day_of.is_null()).height
         if n:

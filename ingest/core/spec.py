@@ -85,7 +85,9 @@ class KindSpec:
     - `totals`: how the kind's own totals are read from its files; `records_totals`: the kind
       lands them in `billing_source_totals` (the source-totals checks run on its sources);
     - `remote`: URL schemes the kind reads besides local paths;
-    - `open_tables`: tables whose columns are the source's own (only lineage is fixed).
+    - `open_tables`: tables whose columns are the source's own (only lineage is fixed);
+    - `unique_key`: the columns that identify a row of the main table; duplicates within a
+      `{date}` partition are dropped and counted (ingest/core/duplicates.py).
     """
 
     kind: str
@@ -102,6 +104,7 @@ class KindSpec:
     records_totals: bool = False
     remote: tuple[str, ...] = ()
     open_tables: tuple[str, ...] = ()
+    unique_key: tuple[str, ...] = ()
 
     @property
     def table(self) -> str:

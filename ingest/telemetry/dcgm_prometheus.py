@@ -39,8 +39,9 @@ import polars as pl
 from ingest.core.common import ReadResult
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
-from ingest.core.partitions import land_partition
+from ingest.core.partitions import land_partition, report_blanks
 from ingest.core.spec import LandContext
+from ingest.telemetry.dcgm_checks import check_samples
 from ingest.telemetry.dcgm_json import parse_prometheus_json
 from ingest.telemetry.dcgm_labels import TABLE
 
@@ -206,12 +207,15 @@ def read_prometheus_day(
         done = checkpoints.load(chunk)
         if done is None:
             url = query_url(base_url, chunk, selector)
-            done = parse_prometheus_json(
-                fetch(url),
-                source=source,
-                file=url,
-                node_label=node_label,
-                window=(chunk.start, chunk.end),
+            done = check_samples(
+                parse_prometheus_json(
+                    fetch(url),
+                    source=source,
+                    file=url,
+                    node_label=node_label,
+                    window=(chunk.start, chunk.end),
+                ),
+                options=options,
             )
             checkpoints.save(chunk, done)
         results.append(done)
@@ -234,6 +238,7 @@ def land_prometheus(ctx: LandContext) -> None:
         result = read_prometheus_day(url, day, source=name, options=ctx.options, state_dir=state)
         report.files_read.extend(result.files)
         report.sentinels_dropped += result.sentinels_dropped
+        report_blanks(report, result.sentinels_dropped, day)
         if result.rows.height == 0:
             report.warnings.append(f"no samples for {day} from {url}: landed an empty partition")
         land_partition(ctx.home, ctx.table, name, partition, result.rows, result.quarantine, report)

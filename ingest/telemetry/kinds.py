@@ -29,8 +29,8 @@ def _sample_day(_table: str) -> pl.Expr:
     return pl.col("time").dt.date()
 
 
-def _read_dcgm(path: Path, _day: date | None, source: str, options: dict[str, Any]) -> ReadResult:
-    return read_dcgm(path, source=source, options=options)
+def _read_dcgm(path: Path, day: date | None, source: str, options: dict[str, Any]) -> ReadResult:
+    return read_dcgm(path, source=source, options=options, day=day)
 
 
 def _land_dcgm(ctx: LandContext) -> None:
@@ -53,6 +53,9 @@ DCGM = KindSpec(
     land=_land_dcgm,
     day=_sample_day,
     suite="warning",
+    # a sample: its series (every label, `hpc_job` and pod included: shared GPUs keep one
+    # sample per job) and time
+    unique_key=tuple(c for c, _ in TABLES["dcgm_samples"] if c != "value"),
 )
 
 POWER = KindSpec(

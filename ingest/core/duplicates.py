@@ -1,0 +1,121 @@
+"""Duplicate rows within one landed partition: dropped, counted and reported.
+
+A kind whose rows have a natural key (`KindSpec.unique_key`, e.g. DCGM: the series' labels,
+`hpc_job` and pod included, and the sample time) lands each key once per partition. The same
+file delivered twice, or scrapes that overlap, would otherwise land a sample twice and block
+the run at the staging uniqueness test, naming no file.
+
+The partition's files are landed one at a time (ingest/core/partitions.py), so this keeps only
+a summary per file: each series (the key without `time`) and its first and last time. A file's
+rows are compared with an earlier file only when they share a series whose time ranges
+overlap; that earlier file is then read again (the rare case), so memory stays bounded by one
+file. The first occurrence wins: earlier files (in sorted order), then earlier lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+TIME = "time"
+
+
+@dataclass
+class Duplicates:
+    """Dropped duplicates of one partition: `count` rows, and how many per file that held them
+    (`by_file`), with `differing` the duplicates whose value was not the kept row's."""
+
+    count: int = 0
+    differing: int = 0
+    by_file: dict[str, int] = field(default_factory=dict)
+
+
+class DuplicateFilter:
+    """Feed the partition's files in landing order to `keep`; it returns each file's rows
+    without the duplicates of rows already kept, and counts them in `found`."""
+
+    def __init__(self, key: tuple[str, ...], reread: Callable[[Path], pl.DataFrame]) -> None:
+        self.key = list(key)
+        self.series = [c for c in key if c != TIME]
+        self.reread = reread
+        self.seen: list[tuple[Path, pl.DataFrame]] = []  # (file, series summary)
+        self.found = Duplicates()
+
+    def _summary(self, rows: pl.DataFrame) -> pl.DataFrame:
+        if TIME not in self.key:
+            return rows.select(self.series).unique()
+        return rows.group_by(self.series).agg(_lo=pl.col(TIME).min(), _hi=pl.col(TIME).max())
+
+    def _overlaps(self, summary: pl.DataFrame, earlier: pl.DataFrame) -> bool:
+        shared = summary.join(earlier, on=self.series, how="inner", nulls_equal=True)
+        if TIME in self.key and shared.height:
+            shared = shared.filter(
+                (pl.col("_lo") <= pl.col("_hi_right")) & (pl.col("_lo_right") <= pl.col("_hi"))
+            )
+        return shared.height > 0
+
+    def _count(self, file: str, n: int, differing: int) -> None:
+        if n:
+            self.found.count += n
+            self.found.differing += differing
+            self.found.by_file[file] = self.found.by_file.get(file, 0) + n
+
+    def keep(self, path: Path, rows: pl.DataFrame, value: str | None = "value") -> pl.DataFrame:
+        """`rows` (one file's) without duplicates of each other or of earlier files' rows."""
+        if rows.height == 0:
+            return rows
+        first = pl.struct(self.key).is_first_distinct()
+        inside = rows.filter(~first)
+        if inside.height:
+            kept = rows.filter(first)
+            self._count(str(path), inside.height, self._differing(inside, kept, value))
+            rows = kept
+        summary = self._summary(rows)
+        for old_path, old_summary in self.seen:
+            if rows.height == 0 or not self._overlaps(summary, old_summary):
+                continue
+            old = (
+                self.reread(old_path)
+                .select(self.key + ([value] if value else []))
+                .unique(self.key, keep="first")
+            )
+            dup = rows.join(old.select(self.key), on=self.key, how="semi", nulls_equal=True)
+            if dup.height:
+                rows = rows.join(old.select(self.key), on=self.key, how="anti", nulls_equal=True)
+                self._count(str(path), dup.height, self._differing(dup, old, value))
+                summary = self._summary(rows) if rows.height else summary
+        self.seen.append((path, summary))
+        return rows
+
+    def _differing(self, dup: pl.DataFrame, kept: pl.DataFrame, value: str | None) -> int:
+        """How many of `dup` carry another value than the row of `kept` with their key."""
+        if not value:
+            return 0
+        ref = kept.select(*self.key, pl.col(value).alias("_kept")).unique(self.key, keep="first")
+        both = dup.join(ref, on=self.key, how="inner", nulls_equal=True)
+        return both.filter(pl.col(value).ne_missing(pl.col("_kept"))).height
+
+
+def drop_duplicates(
+    rows: pl.DataFrame, key: tuple[str, ...], value: str | None = "value"
+) -> tuple[pl.DataFrame, Duplicates]:
+    """Rows already in memory (a whole location's, in file and line order) without repeats of
+    `key`, and what was dropped, per file (`x_source_file`)."""
+    found = Duplicates()
+    if rows.height == 0:
+        return rows, found
+    first = pl.struct(list(key)).is_first_distinct()
+    dup = rows.filter(~first)
+    if dup.height == 0:
+        return rows, found
+    kept = rows.filter(first)
+    found.count = dup.height
+    found.by_file = dict(dup.group_by("x_source_file").len().iter_rows())
+    if value:
+        ref = kept.select(*key, pl.col(value).alias("_kept"))
+        both = dup.join(ref, on=list(key), how="inner", nulls_equal=True)
+        found.differing = both.filter(pl.col(value).ne_missing(pl.col("_kept"))).height
+    return kept, found
