@@ -16,6 +16,13 @@ Options (`Source.options`):
 - `timezone`: the zone sacct printed times in (default `UTC`); times are converted to UTC.
 - `cluster`: overrides / fills the cluster column.
 - `snapshot_date`: the day of the export window (default: a `YYYY-MM-DD` in the file name).
+- `snapshot_at`: when the export was taken (ISO time). A Submit, Start (of a job that is not
+  PENDING) or End later than it (without the option: later than now; for the command: than
+  when it ran), plus a few minutes of clock skew, is quarantined with the field and value, as is
+  an End before its Start or a Start before its Submit (`Unknown` / `None` times of running
+  and pending jobs are not checked).
+- `max_run_hours`: quarantine allocations that ran longer (End, or now while running, minus
+  Start); off by default, since services run for months.
 - `command: true` (or location `sacct://`): run `sacct` once per requested UTC day instead of
   reading files; `sacct` (the executable, default `sacct` on PATH), `args` (replaces the default
   arguments; `{start}` / `{end}` are substituted, else `--starttime`/`--endtime` are appended),
@@ -24,14 +31,15 @@ Options (`Source.options`):
 
 from __future__ import annotations
 
-from datetime import date
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from ingest.core.common import ReadResult, quarantine_frame, read_bytes
+from ingest.core.common import ReadResult, quarantine_frame, read_bytes, to_utc_datetime
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
 from ingest.scheduler.slurm_fields import (
@@ -54,6 +62,14 @@ from ingest.scheduler.slurm_fields import (
     parse_memory,
     parse_timelimit,
     sacct_time,
+)
+from ingest.scheduler.time_rules import (
+    CLOCK_SKEW,
+    check_max_run,
+    check_not_future,
+    check_order,
+    latest_allowed,
+    max_hours_option,
 )
 
 
@@ -128,7 +144,19 @@ _OUT_COLUMNS = [
 ]
 
 
-def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[Any]:
+@dataclass(frozen=True)
+class _TimeLimits:
+    """What a row's times are checked against: the latest time allowed, what it is (for the
+    reason), and the longest run allowed (`max_run_hours`, None: no limit)."""
+
+    latest: datetime
+    what: str
+    max_hours: float | None
+
+
+def _row(
+    f: dict[str, str], tz: ZoneInfo | None, cluster: str | None, limits: _TimeLimits
+) -> list[Any]:
     def text(name: str) -> str | None:
         v = f.get(name)
         if v is None:
@@ -207,6 +235,15 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
         raise _RowError(str(err)) from None
     timelimit = text("timelimit")
 
+    submit = sacct_time(f.get("submit", ""), "Submit", tz)
+    start = sacct_time(f.get("start", ""), "Start", tz)
+    end = sacct_time(f.get("end", ""), "End", tz)
+    # a pending job's Start may be the scheduler's estimate; Eligible may be a future --begin
+    future = [("Submit", submit), ("Start", start if state != "PENDING" else None), ("End", end)]
+    check_not_future(future, limits.latest, limits.what, _RowError)
+    check_order([("Submit", submit), ("Start", start), ("End", end)], _RowError)
+    check_max_run(start, end, limits.latest - CLOCK_SKEW, limits.max_hours, _RowError)
+
     return [
         cluster if cluster is not None else text("cluster"),
         job_id,
@@ -218,10 +255,10 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
         text("account"),
         text("group"),
         text("user"),
-        sacct_time(f.get("submit", ""), "Submit", tz),
+        submit,
         sacct_time(f.get("eligible", ""), "Eligible", tz),
-        sacct_time(f.get("start", ""), "Start", tz),
-        sacct_time(f.get("end", ""), "End", tz),
+        start,
+        end,
         elapsed,
         exit_code,
         exit_signal,
@@ -253,6 +290,14 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
     ]
 
 
+def _time_limits(options: dict[str, Any], taken_at: datetime | None) -> _TimeLimits:
+    if options.get("snapshot_at") is not None:
+        taken_at = to_utc_datetime(options["snapshot_at"], "snapshot_at")
+    what = "the export's snapshot time" if taken_at is not None else "now (ingest time)"
+    now = datetime.now(UTC)
+    return _TimeLimits(latest_allowed(taken_at, now), what, max_hours_option(options))
+
+
 def parse_sacct(
     text: str,
     *,
@@ -260,8 +305,10 @@ def parse_sacct(
     file: str,
     options: dict[str, Any] | None = None,
     snapshot_date: date | None = None,
+    taken_at: datetime | None = None,
 ) -> ReadResult:
-    """Parse sacct output already decoded to text (see `read_sacct`)."""
+    """Parse sacct output already decoded to text (see `read_sacct`). `taken_at`: when the
+    export was made, if known (the command's run; else option `snapshot_at`, else now)."""
     options = options or {}
     delim = str(options.get("delimiter", "|"))
     if not delim:
@@ -270,6 +317,7 @@ def parse_sacct(
     tz = _zone(str(options.get("timezone", "UTC")))
     cluster = options.get("cluster")
     cluster = str(cluster) if cluster is not None else None
+    limits = _time_limits(options, taken_at)
 
     out: list[list[Any]] = []
     line_numbers: list[int] = []
@@ -326,7 +374,7 @@ def parse_sacct(
                     row[i_rss] = mib
             continue
         try:
-            out.append(_row(rec, tz, cluster))
+            out.append(_row(rec, tz, cluster, limits))
             line_numbers.append(lineno)
             latest[job_id] = len(out) - 1
         except _RowError as err:

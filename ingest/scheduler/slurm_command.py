@@ -7,7 +7,7 @@ import os
 import shlex
 import subprocess
 from collections.abc import Sequence
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from ingest.core.common import ReadResult
@@ -87,6 +87,7 @@ def run_sacct(day: date, *, source: str, options: dict[str, Any] | None = None) 
         raise IngestError(f"{shown}: timed out after {timeout:g} s (option timeout_s)") from None
     except OSError as err:
         raise IngestError(f"{shown}: cannot run: {err}") from None
+    ran_at = datetime.now(UTC)  # the output holds nothing later than this
     if proc.returncode != 0:
         detail = proc.stderr.decode("utf-8", errors="replace").strip()[-500:]
         raise IngestError(f"{shown}: exited with status {proc.returncode}: {detail}")
@@ -97,4 +98,5 @@ def run_sacct(day: date, *, source: str, options: dict[str, Any] | None = None) 
         file=shown,
         options=options,
         snapshot_date=day,
+        taken_at=ran_at,
     )
