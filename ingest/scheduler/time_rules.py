@@ -48,7 +48,7 @@ def check_order(times: Sequence[tuple[str, datetime | None]], error: type[ValueE
     before an earlier one's: `End 2026-11-28T10:00:00Z is before Start 2026-11-29T...`."""
     known = [(f, t) for f, t in times if t is not None]
     for i, (later_field, later) in enumerate(known):
-        for earlier_field, earlier in known[:i]:
+        for earlier_field, earlier in reversed(known[:i]):  # the nearest first
             if later < earlier:
                 raise error(
                     f"{later_field} {_iso(later)} is before {earlier_field} {_iso(earlier)}"

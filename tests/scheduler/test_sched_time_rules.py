@@ -89,3 +89,47 @@ def test_max_run_hours_is_off_by_default_and_quarantines_when_set() -> None:
     ]
     with pytest.raises(IngestError, match="option max_run_hours: must be a positive number"):
         _parse(lines, {"max_run_hours": 0})
+
+
+def _workload(name: str, created: str, admitted: str, requeue_at: str | None = None) -> dict:
+    cond = {"type": "Admitted", "status": "True", "lastTransitionTime": admitted}
+    status: dict = {"conditions": [cond]}
+    if requeue_at:
+        status["requeueState"] = {"count": 1, "requeueAt": requeue_at}
+    return {
+        "kind": "Workload",
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "uid": f"w-{name}",
+            "creationTimestamp": created,
+        },
+        "spec": {"queueName": "q", "podSets": []},
+        "status": status,
+    }
+
+
+def test_kueue_times_after_the_snapshot_or_before_creation_are_quarantined() -> None:
+    from ingest.scheduler.kueue import parse_workloads
+
+    snap = datetime(2026, 11, 29, 23, 59, 59, tzinfo=UTC)
+    items = [
+        # a planned requeue may lie after the snapshot
+        _workload("ok", "2026-11-29T01:00:00Z", "2026-11-29T02:00:00Z", "2026-11-30T06:00:00Z"),
+        _workload("future", "2026-11-29T01:00:00Z", "2099-01-01T00:00:00Z"),
+        _workload("early", "2026-11-29T05:00:00Z", "2026-11-29T04:00:00Z"),
+    ]
+    r = parse_workloads({"items": items}, source="kq", file="w.json", snapshot_at=snap)
+    assert r.rows["name"].to_list() == ["ok"]
+    assert r.quarantine.select("x_line_number", "reason").rows() == [
+        (
+            2,
+            "workload ml/future (uid w-future): condition Admitted 2099-01-01T00:00:00Z is "
+            "later than the dump's snapshot time 2026-11-29T23:59:59Z",
+        ),
+        (
+            3,
+            "workload ml/early (uid w-early): condition Admitted 2026-11-29T04:00:00Z is "
+            "before creationTimestamp 2026-11-29T05:00:00Z",
+        ),
+    ]
