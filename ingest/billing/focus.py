@@ -10,13 +10,16 @@
   ProviderName and PublisherName); otherwise the file fails, naming the file and the missing
   columns (and a near-miss header, e.g. a renamed column), and nothing of it is landed. Both
   ProviderName and ServiceProviderName are kept as delivered.
+- Empty cells are nulls, quoted (`""`, as exporters that quote every field write them) or
+  not. Negative costs and quantities land: credits, refunds and corrections carry them (the
+  FOCUS sample data has Azure usage corrections with a negative ConsumedQuantity).
 - Literal `NULL` cells are nulls (`options.null_values`, default `["NULL"]`); times are ISO 8601
   (`2024-09-01T00:00:00Z` or `2024-09-01 00:00:00`, naive = UTC).
 - Rows go to quarantine, with the reason, when BilledCost, BillingCurrency (an ISO 4217 code),
   BillingPeriodStart/End or ChargePeriodStart/End is empty or unparseable, when a cost, price
-  or quantity is not a number, or when neither ServiceProviderName nor ProviderName names the
-  provider (unless `options.provider` does). Tags (and the other JSON columns) that are not a JSON
-  object land null, with a warning.
+  or quantity is not a number or not finite (`NaN`, `inf`), or when neither ServiceProviderName
+  nor ProviderName names the provider (unless `options.provider` does). Tags (and the other
+  JSON columns) that are not a JSON object land null, with a warning.
 - Enumerated values are normalised to the spec's spelling when they differ only in case
   (`Usage-based` → `Usage-Based`).
 - `x_provider`: aws | azure | gcp | oci from ServiceProviderName (else ProviderName), else the
@@ -433,9 +436,13 @@ def frame_to_focus(
             value = pl.when(value.str.strip_chars() == "").then(None).otherwise(value)
             what = ""
         if what:
+            # an empty cell is null whether it was quoted (`""`) or not
+            given = pl.col(orig).is_not_null() & (text.str.strip_chars() != "")
+            reasons.append(pl.when(given & value.is_null()).then(pl.concat_str(pl.lit(what), text)))
+        if name in NUMERIC:
             reasons.append(
-                pl.when(pl.col(orig).is_not_null() & value.is_null()).then(
-                    pl.concat_str(pl.lit(what), text)
+                pl.when(value.is_nan() | value.is_infinite()).then(
+                    pl.concat_str(pl.lit(f"{name} is not a finite number: "), text)
                 )
             )
         values.append(value.alias(name))

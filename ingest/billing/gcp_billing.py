@@ -15,7 +15,9 @@ Rows read from BigQuery itself (`ingest/billing/gcp_bigquery.py`) go through the
 (`rows_to_result`). The landing partition is `period=YYYY-MM` from `invoice.month` (`YYYYMM`, a
 Pacific-time month). Net cost = `cost + sum(credits.amount)` (credits are negative); `labels`
 becomes a JSON object, the project is the sub-account. A row that is not an object, or lacks a
-valid invoice month or cost, or has an unparseable time, goes to quarantine with the reason; a
+valid invoice month or cost, or has an unparseable time, a number that is not finite (NaN, inf)
+or a negative `usage.amount` on a `regular` (metered usage) row, goes to quarantine with the
+reason (adjustments and credits keep their negative amounts); a
 file that is not in the declared shape at all (not JSON lines, a CSV without `cost` and
 `invoice.month`) fails with the file, line and problem.
 
@@ -72,8 +74,8 @@ def _num(value: Any, what: str, default: float | None = None) -> float | None:
         f = float(value)
     except (TypeError, ValueError):
         raise _RowError(f"{what} is not a number: {value!r}") from None
-    if math.isnan(f):
-        raise _RowError(f"{what} is NaN")
+    if not math.isfinite(f):
+        raise _RowError(f"{what} is not a finite number: {value!r}")
     return f
 
 
@@ -127,6 +129,13 @@ def export_row(row: dict[str, Any]) -> dict[str, Any]:
     service, sku, project = _obj(row, "service"), _obj(row, "sku"), _obj(row, "project")
     location, resource, usage = _obj(row, "location"), _obj(row, "resource"), _obj(row, "usage")
     credits_amount, credits = _credits(row.get("credits"))
+    usage_amount = _num(usage.get("amount"), "usage.amount")
+    cost_type = _str(row.get("cost_type"))
+    if usage_amount is not None and usage_amount < 0 and cost_type in (None, "regular"):
+        # usage is metered, never negative; adjustments and corrections may carry one
+        raise _RowError(
+            f"negative usage.amount on a {cost_type or 'regular'} row: {usage_amount!r}"
+        )
     return {
         "billing_account_id": _str(row.get("billing_account_id")),
         "service_id": _str(service.get("id")),
@@ -145,7 +154,7 @@ def export_row(row: dict[str, Any]) -> dict[str, Any]:
         "cost": cost,
         "currency": _str(row.get("currency")),
         "currency_conversion_rate": _num(row.get("currency_conversion_rate"), "rate"),
-        "usage_amount": _num(usage.get("amount"), "usage.amount"),
+        "usage_amount": usage_amount,
         "usage_unit": _str(usage.get("unit")),
         "usage_amount_in_pricing_units": _num(
             usage.get("amount_in_pricing_units"), "usage.amount_in_pricing_units"
@@ -154,7 +163,7 @@ def export_row(row: dict[str, Any]) -> dict[str, Any]:
         "credits_amount": credits_amount,
         "credits": credits,
         "invoice_month": month.strip(),
-        "cost_type": _str(row.get("cost_type")),
+        "cost_type": cost_type,
         "cost_at_list": _num(row.get("cost_at_list"), "cost_at_list"),
         "export_time": _str(row.get("export_time")),
     }
