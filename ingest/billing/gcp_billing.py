@@ -34,7 +34,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from ingest.billing.totals import LEDGER_SCHEMA
 from ingest.core.common import ReadResult, decimal_or_none, parse_utc, quarantine_frame, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
+from ingest.core.text import DecodedText, encoding_option, read_text
 
 TABLE = "gcp_billing_lines"
 FORMATS = ("auto", "jsonl", "csv", "parquet")
@@ -226,12 +227,18 @@ def rows_to_result(records: Iterable[Record], *, source: str, file: str) -> Read
 # --------------------------------------------------------------------------- JSONL
 
 
-def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
+def parse_jsonl(
+    text: str, *, source: str, file: str, bad_lines: Mapping[int, str] | None = None
+) -> ReadResult:
+    """Export rows from JSON lines; `bad_lines` (not valid text) are quarantined."""
     records: list[Record] = []
     json_errors: list[tuple[int, str]] = []
     parsed_any = False
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
+            continue
+        if bad_lines and lineno in bad_lines:
+            records.append((lineno, _RowError(bad_lines[lineno]), line))
             continue
         try:
             obj = json.loads(line)
@@ -251,11 +258,13 @@ def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
     return rows_to_result(records, source=source, file=file)
 
 
-def read_gcp_billing_jsonl(path: str | Path, *, source: str) -> ReadResult:
+def read_gcp_billing_jsonl(
+    path: str | Path, *, source: str, encoding: str | None = None
+) -> ReadResult:
     """Read one JSONL export file (plain or gzip) into `gcp_billing_lines` rows."""
     path = Path(path)
-    text = read_bytes(path).decode("utf-8", errors="replace")
-    return parse_jsonl(text, source=source, file=str(path))
+    decoded = read_text(path, encoding)
+    return parse_jsonl(decoded.text, source=source, file=str(path), bad_lines=decoded.bad_lines)
 
 
 # --------------------------------------------------------------------------- flattened CSV
@@ -301,8 +310,8 @@ def unflatten(flat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _csv_text(path: Path) -> str:
-    return read_bytes(path).decode("utf-8-sig", errors="replace")
+def _csv_text(path: Path, encoding: str | None = None) -> DecodedText:
+    return read_text(path, encoding)
 
 
 def _csv_line(values: list[str]) -> str:
@@ -311,7 +320,9 @@ def _csv_line(values: list[str]) -> str:
     return out.getvalue()
 
 
-def _csv_records(text: str, file: str) -> Iterator[Record]:
+def _csv_records(
+    text: str, file: str, bad_lines: Mapping[int, str] | None = None
+) -> Iterator[Record]:
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)
@@ -319,6 +330,8 @@ def _csv_records(text: str, file: str) -> Iterator[Record]:
         return
     except csv.Error as err:
         raise IngestError(f"not CSV: {err}", file=file, line=1) from None
+    if bad_lines and 1 in bad_lines:
+        raise IngestError(f"header: {bad_lines[1]}", file=file, line=1)
     header = [h.strip() for h in header]
     missing = [c for c in CSV_REQUIRED if c not in header]
     if missing:
@@ -340,6 +353,10 @@ def _csv_records(text: str, file: str) -> Iterator[Record]:
         if not values or all(not v.strip() for v in values):
             continue
         raw = _csv_line(values)
+        not_text = [n for n in range(lineno, reader.line_num + 1) if n in (bad_lines or {})]
+        if not_text:
+            yield lineno, _RowError(f"line {not_text[0]}: {bad_lines[not_text[0]]}"), raw  # type: ignore[index]
+            continue
         if len(values) != len(header):
             yield (
                 lineno,
@@ -353,10 +370,15 @@ def _csv_records(text: str, file: str) -> Iterator[Record]:
             yield lineno, err, raw
 
 
-def read_gcp_billing_csv(path: str | Path, *, source: str) -> ReadResult:
-    """Read a flattened CSV export (dotted headers, list literals) into `gcp_billing_lines`."""
+def read_gcp_billing_csv(
+    path: str | Path, *, source: str, encoding: str | None = None
+) -> ReadResult:
+    """Read a flattened CSV export (dotted headers, list literals) into `gcp_billing_lines`;
+    a row on a line with bytes that are not UTF-8 (unless `encoding` says the file's
+    encoding) is quarantined with the bytes escaped."""
     path = Path(path)
-    records = _csv_records(_csv_text(path), str(path))
+    decoded = _csv_text(path, encoding)
+    records = _csv_records(decoded.text, str(path), decoded.bad_lines)
     return rows_to_result(records, source=source, file=str(path))
 
 
@@ -422,11 +444,12 @@ def read_gcp_billing_file(
     """Read one export file in any of the supported shapes (`options.format`)."""
     path = Path(path)
     fmt = file_format(path, str((options or {}).get("format", "auto")))
+    encoding = encoding_option(options)
     if fmt == "csv":
-        return read_gcp_billing_csv(path, source=source)
+        return read_gcp_billing_csv(path, source=source, encoding=encoding)
     if fmt == "parquet":
         return read_gcp_billing_parquet(path, source=source)
-    return read_gcp_billing_jsonl(path, source=source)
+    return read_gcp_billing_jsonl(path, source=source, encoding=encoding)
 
 
 def period_of(invoice_month: pl.Expr) -> pl.Expr:
@@ -471,8 +494,9 @@ def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.D
     path = Path(path)
     fmt = file_format(path, str((options or {}).get("format", "auto")))
     entries: list[tuple[int, str | None, str | None, float | None]] = []
+    encoding = encoding_option(options)
     if fmt == "jsonl":
-        text = read_bytes(path).decode("utf-8", errors="replace")
+        text = read_text(path, encoding).text
         for lineno, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
@@ -490,7 +514,7 @@ def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.D
             period, amount = _ledger_entry(obj.get("cost"), amounts, inv.get("month"))
             entries.append((lineno, period, obj.get("currency"), amount))
     elif fmt == "csv":
-        reader = csv.DictReader(io.StringIO(_csv_text(path), newline=""))
+        reader = csv.DictReader(io.StringIO(_csv_text(path, encoding).text, newline=""))
         start = 2
         for row in reader:
             lineno, start = start, reader.line_num + 1

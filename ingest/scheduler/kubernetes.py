@@ -175,7 +175,7 @@ def read_pods(
     `items`. Raises IngestError when the file is not JSON or not a pods list."""
     path = Path(path)
     options = options or {}
-    doc = load_dump(path)
+    doc = load_dump(path, options)
     cluster = options.get("cluster")
     return parse_pods(
         doc,

@@ -272,7 +272,7 @@ def read_workloads(
     in `items`. Raises IngestError when the file is not JSON or not a workloads list."""
     path = Path(path)
     options = options or {}
-    doc = load_dump(path)
+    doc = load_dump(path, options)
     cluster = options.get("cluster")
     return parse_workloads(
         doc,

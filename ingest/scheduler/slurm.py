@@ -13,6 +13,8 @@ Options (`Source.options`):
   (`--parsable`) is tolerated.
 - `columns`: sacct field names of a headerless file (default: the 26-field Open XDMoD order).
   A file whose first field is `JobID` has a header, which wins.
+- `encoding`: the file's text encoding (default UTF-8; a line with bytes that are not UTF-8 is
+  quarantined, the bytes shown escaped).
 - `timezone`: the zone sacct printed times in (default `UTC`); times are converted to UTC.
 - `cluster`: overrides / fills the cluster column.
 - `snapshot_date`: the day of the export window (default: a `YYYY-MM-DD` in the file name).
@@ -31,6 +33,7 @@ Options (`Source.options`):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -39,9 +42,10 @@ from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from ingest.core.common import ReadResult, quarantine_frame, read_bytes, to_utc_datetime
+from ingest.core.common import ReadResult, quarantine_frame, to_utc_datetime
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
+from ingest.core.text import encoding_option, read_text
 from ingest.scheduler.slurm_fields import (
     _DATE_IN_NAME,
     _EXIT,
@@ -306,9 +310,11 @@ def parse_sacct(
     options: dict[str, Any] | None = None,
     snapshot_date: date | None = None,
     taken_at: datetime | None = None,
+    bad_lines: Mapping[int, str] | None = None,
 ) -> ReadResult:
     """Parse sacct output already decoded to text (see `read_sacct`). `taken_at`: when the
-    export was made, if known (the command's run; else option `snapshot_at`, else now)."""
+    export was made, if known (the command's run; else option `snapshot_at`, else now).
+    `bad_lines`: lines that are not valid text (`ingest.core.text`), quarantined."""
     options = options or {}
     delim = str(options.get("delimiter", "|"))
     if not delim:
@@ -335,6 +341,11 @@ def parse_sacct(
     i_rss = _OUT_COLUMNS.index("max_rss_mib")
     for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r")
+        if bad_lines and lineno in bad_lines:
+            q_lines.append(lineno)
+            q_reasons.append(bad_lines[lineno])
+            q_raws.append(line)
+            continue
         if not line.strip():
             continue
         fields = line.split(delim)
@@ -422,12 +433,14 @@ def read_sacct(
     snapshot_date: date | None = None,
 ) -> ReadResult:
     """Read one sacct `--parsable2` / `--parsable` output file (plain or gzip) into
-    `slurm_jobs` rows and a quarantine frame. Bytes that are not UTF-8 are replaced."""
+    `slurm_jobs` rows and a quarantine frame. A line with bytes that are not UTF-8 is
+    quarantined with the bytes escaped, unless option `encoding` names the file's encoding."""
     path = Path(path)
     options = options or {}
-    text = read_bytes(path).decode("utf-8", errors="replace")
+    decoded = read_text(path, encoding_option(options))
     return parse_sacct(
-        text,
+        decoded.text,
+        bad_lines=decoded.bad_lines,
         source=source,
         file=str(path),
         options=options,

@@ -12,6 +12,7 @@ from typing import Any
 
 from ingest.core.common import ReadResult
 from ingest.core.errors import IngestError
+from ingest.core.text import decode_text, encoding_option
 from ingest.scheduler.slurm import parse_sacct
 from ingest.scheduler.slurm_fields import DEFAULT_COLUMNS
 
@@ -89,11 +90,13 @@ def run_sacct(day: date, *, source: str, options: dict[str, Any] | None = None) 
         raise IngestError(f"{shown}: cannot run: {err}") from None
     ran_at = datetime.now(UTC)  # the output holds nothing later than this
     if proc.returncode != 0:
-        detail = proc.stderr.decode("utf-8", errors="replace").strip()[-500:]
+        detail = proc.stderr.decode("utf-8", errors="backslashreplace").strip()[-500:]
         raise IngestError(f"{shown}: exited with status {proc.returncode}: {detail}")
     options["timezone"] = "UTC"
+    decoded = decode_text(proc.stdout, shown, encoding_option(options))
     return parse_sacct(
-        proc.stdout.decode("utf-8", errors="replace"),
+        decoded.text,
+        bad_lines=decoded.bad_lines,
         source=source,
         file=shown,
         options=options,

@@ -151,3 +151,41 @@ def test_gcp_inf_cost_and_negative_regular_usage(tmp_path: Path) -> None:
         (3, "negative usage.amount on a regular row: -3600.0"),
         (5, "cost is not a finite number: 'inf'"),
     ]
+
+
+def test_focus_csv_with_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    """Issue 11, finding 9c: invalid bytes were replaced silently (polars utf8-lossy). Now the
+    row on such a line is quarantined naming the line, with the bytes escaped; the option
+    `encoding` reads a file written in another encoding."""
+    f = _focus_file(
+        tmp_path / "focus.csv",
+        [_costs("10.00"), _costs("5.00", ChargeDescription="CAFE"), _costs("1.25")],
+    )
+    f.write_bytes(f.read_bytes().replace(b"CAFE", b"caf\xe9"))  # Latin-1 on line 3
+    r = read_focus_file(f, source="focus")
+    assert r.rows["BilledCost"].to_list() == [10.0, 1.25]
+    assert r.quarantine.select("x_source_file", "x_line_number", "reason").rows() == [
+        (str(f), 3, "line 3: invalid UTF-8 bytes \\xe9 in the line")
+    ]
+    assert "caf\\\\xe9" in r.quarantine["raw"][0]  # the JSON of the row, bytes escaped
+    r = read_focus_file(f, source="focus", options={"encoding": "latin-1"})
+    assert r.quarantine.height == 0
+    # 10.00 + 5.00 + 1.25 = 16.25
+    assert r.rows["BilledCost"].sum() == 16.25
+    assert r.rows["ChargeDescription"].to_list()[1] == "café"
+
+
+def test_gcp_csv_with_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    f = tmp_path / "gcp.csv"
+    f.write_bytes(
+        b"cost,currency,invoice.month,sku.description\n"
+        b"1.5,USD,202611,GPU\n"
+        b'2.5,USD,202611,"multi\nline \xff"\n'  # one row on lines 3-4, the bad byte on line 4
+        b"4,USD,202611,CPU\n"
+    )
+    r = read_gcp_billing_csv(f, source="gcp")
+    assert r.rows["x_line_number"].to_list() == [2, 5]
+    assert r.rows["cost"].sum() == 5.5  # 1.5 + 4
+    assert r.quarantine.select("x_line_number", "reason").rows() == [
+        (3, "line 4: invalid UTF-8 bytes \\xff in the line")
+    ]

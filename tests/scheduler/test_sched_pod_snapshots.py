@@ -4,13 +4,16 @@ partition is what its own dump says."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
-from pod_dumps import D1, D2, write_dumps
+import pytest
+from pod_dumps import D1, D2, pod, write_dumps
 
 from fleetledger.config import Config, Source
+from ingest.core.errors import IngestError
 from ingest.core.quality import partition_file
 from ingest.registry import ingest_source
 from ingest.scheduler.kubernetes import parse_pods, read_pods
@@ -44,8 +47,6 @@ def test_status_less_item_is_quarantined_and_other_pods_land(tmp_path: Path) -> 
 
 
 def test_pod_times_after_the_snapshot_or_out_of_order_are_quarantined() -> None:
-    from pod_dumps import pod
-
     snap = datetime(2026, 11, 29, 23, 59, 59, tzinfo=UTC)
     items = [
         pod("ok", 1, "2026-11-29T01:00:00Z"),
@@ -65,4 +66,20 @@ def test_pod_times_after_the_snapshot_or_out_of_order_are_quarantined() -> None:
             "pod ml/backwards (uid u-backwards): finishedAt 2026-11-29T09:00:00Z is before "
             "startTime 2026-11-29T10:00:00Z",
         ),
+    ]
+
+
+def test_pod_dump_with_bytes_that_are_not_utf8_fails_naming_the_line(tmp_path: Path) -> None:
+    """Issue 11, finding 9c: one JSON document cannot be split by line, so invalid bytes fail
+    the file with its name, the line and the bytes (its landed data stays); option `encoding`
+    reads a dump written in another encoding."""
+    f = tmp_path / "pods-2026-11-29.json"
+    doc = {"kind": "List", "items": [pod("caf", 1, "2026-11-29T01:00:00Z")]}
+    f.write_bytes(json.dumps(doc, indent=1).replace('"caf"', '"caf\xe9"').encode("latin-1"))
+    line = next(i for i, t in enumerate(f.read_bytes().split(b"\n"), 1) if b"\xe9" in t)
+    with pytest.raises(IngestError) as err:
+        read_pods(f, source="k")
+    assert str(err.value).startswith(f"{f}, line {line}: invalid UTF-8 bytes \\xe9 in the line")
+    assert read_pods(f, source="k", options={"encoding": "latin-1"}).rows["name"].to_list() == [
+        "café"
     ]
