@@ -326,6 +326,8 @@ def ledger_of(raw: pl.DataFrame, uri: str, period: str) -> pl.DataFrame:
         amount = stripped.cast(pl.Float64, strict=False)
     else:
         amount = cost.cast(pl.Float64, strict=False)
+    # NaN and inf are no amount: the row counts as unreadable, not as a NaN total
+    amount = amount.set(~amount.is_finite().fill_null(False), None)  # type: ignore[arg-type]
     currency = (
         raw[TOTAL_CURRENCY].cast(pl.String)
         if TOTAL_CURRENCY in raw.columns

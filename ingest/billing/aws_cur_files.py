@@ -18,6 +18,9 @@ from ingest.core.common import parse_utc
 from ingest.core.errors import IngestError
 
 _KNOWN = dict(CUR_COLUMNS)
+#: line types that meter usage: a negative usage amount on them is impossible (refunds,
+#: credits, fees and negations may carry one, and land)
+USAGE_LINE_TYPES = ("Usage", "DiscountedUsage", "SavingsPlanCoveredUsage")
 
 
 def _gunzip(data: bytes, uri: str) -> bytes:
@@ -138,7 +141,9 @@ def _map_to_json(col: str, dtype: pl.DataType) -> pl.Expr:
 
 
 def normalise(df: pl.DataFrame, text: bool, mtypes: dict[str, Any]) -> pl.DataFrame:
-    """Cast to CUR types; adds `_reject`, the reason a row is quarantined (CSV cast failures)."""
+    """Cast to CUR types; adds `_reject`, the reason a row is quarantined: a CSV cell that does
+    not parse, a number that is not finite (NaN, inf), a negative usage amount on a usage line
+    (`USAGE_LINE_TYPES`)."""
     exprs: list[pl.Expr] = []
     checks: list[tuple[str, pl.Expr]] = []
     for name, dtype in df.schema.items():
@@ -182,15 +187,36 @@ def normalise(df: pl.DataFrame, text: bool, mtypes: dict[str, Any]) -> pl.DataFr
             if dtype == pl.String:
                 s = c.str.strip_chars()
                 e = pl.when(s == "").then(None).otherwise(s).cast(target, strict=False)
-                checks.append((name, s.ne("").fill_null(False) & e.is_null()))
+                checks.append((f"unparseable {name}", s.ne("").fill_null(False) & e.is_null()))
             else:
                 e = c.cast(target, strict=False)
+            if target == pl.Float64:
+                not_finite = (e.is_nan() | e.is_infinite()).fill_null(False)
+                checks.append((f"{name} is not a finite number", not_finite))
             exprs.append(e.alias(name))
     reason: pl.Expr = pl.lit(None, pl.String)
-    for name, bad in reversed(checks):
-        reason = pl.when(bad).then(pl.lit(f"unparseable {name}")).otherwise(reason)
+    for text, bad in reversed(checks):
+        reason = pl.when(bad).then(pl.lit(text)).otherwise(reason)
     # the checks read the input columns, so they are evaluated in the same step as the casts
-    return df.with_columns(*exprs, reason.alias("_reject"))
+    out = df.with_columns(*exprs, reason.alias("_reject"))
+    if {"line_item_usage_amount", "line_item_line_item_type"} <= set(out.columns):
+        usage = pl.col("line_item_usage_amount")
+        line_type = pl.col("line_item_line_item_type").cast(pl.String)
+        negative = (usage < 0) & line_type.is_in(USAGE_LINE_TYPES)
+        out = out.with_columns(
+            pl.coalesce(
+                pl.col("_reject"),
+                pl.when(negative.fill_null(False)).then(
+                    pl.concat_str(
+                        pl.lit("negative line_item_usage_amount on a "),
+                        line_type,
+                        pl.lit(" line: "),
+                        usage.cast(pl.String),
+                    )
+                ),
+            ).alias("_reject")
+        )
+    return out
 
 
 def check_columns(columns: list[str], expected: list[str], uri: str, manifest_uri: str) -> None:

@@ -49,8 +49,9 @@ from ingest.billing.focus import frame_to_focus, read_csv_strings
 from ingest.billing.focus_ledger import csv_dict_rows, ledger_frame
 from ingest.core.common import ReadResult
 from ingest.core.errors import IngestError
+from ingest.core.text import encoding_option
 
-OPTIONS = ("date_format",)
+OPTIONS = ("date_format", "encoding")
 TOTAL_BASIS = "cost (CostInBillingCurrency | Cost | PreTaxCost)"
 DATE_FORMATS = (
     "%m/%d/%Y",
@@ -145,7 +146,7 @@ def read_azure_cost(
         raise IngestError(f"unknown options {', '.join(unknown)} (known: {', '.join(OPTIONS)})")
     path = Path(path)
     file = str(path)
-    df, lines = read_csv_strings(path, [])
+    df, lines, not_text = read_csv_strings(path, [], encoding_option(options))
     cols = _Columns(df.columns)
     date_col = cols.find(*DATE_COLUMNS)
     cost_col = cols.find(*COST_COLUMNS)
@@ -307,6 +308,7 @@ def read_azure_cost(
         provider="azure",
         line_numbers=lines,
         raw_columns={native[c]: c for c in df.columns},
+        row_reasons=not_text,
     )
 
 
@@ -315,7 +317,7 @@ def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.D
     formats = _formats(dict(options or {}))
     entries: list[tuple[int, str | None, str | None, float | None]] = []
     lookup: dict[str, str] = {}
-    for line, row in csv_dict_rows(Path(path)):
+    for line, row in csv_dict_rows(Path(path), encoding_option(options)):
         if not lookup:
             lookup = {k.lower(): k for k in row if k}
 

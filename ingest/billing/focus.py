@@ -10,13 +10,19 @@
   ProviderName and PublisherName); otherwise the file fails, naming the file and the missing
   columns (and a near-miss header, e.g. a renamed column), and nothing of it is landed. Both
   ProviderName and ServiceProviderName are kept as delivered.
+- Empty cells are nulls, quoted (`""`, as exporters that quote every field write them) or
+  not. Negative costs and quantities land: credits, refunds and corrections carry them (the
+  FOCUS sample data has Azure usage corrections with a negative ConsumedQuantity).
+- Text is UTF-8 (with or without a byte-order mark) unless `options.encoding` names another
+  encoding; a row on a line with bytes that are not UTF-8 is quarantined with the bytes shown
+  escaped (never replaced).
 - Literal `NULL` cells are nulls (`options.null_values`, default `["NULL"]`); times are ISO 8601
   (`2024-09-01T00:00:00Z` or `2024-09-01 00:00:00`, naive = UTC).
 - Rows go to quarantine, with the reason, when BilledCost, BillingCurrency (an ISO 4217 code),
   BillingPeriodStart/End or ChargePeriodStart/End is empty or unparseable, when a cost, price
-  or quantity is not a number, or when neither ServiceProviderName nor ProviderName names the
-  provider (unless `options.provider` does). Tags (and the other JSON columns) that are not a JSON
-  object land null, with a warning.
+  or quantity is not a number or not finite (`NaN`, `inf`), or when neither ServiceProviderName
+  nor ProviderName names the provider (unless `options.provider` does). Tags (and the other
+  JSON columns) that are not a JSON object land null, with a warning.
 - Enumerated values are normalised to the spec's spelling when they differ only in case
   (`Usage-based` → `Usage-Based`).
 - `x_provider`: aws | azure | gcp | oci from ServiceProviderName (else ProviderName), else the
@@ -46,10 +52,11 @@ from ingest.billing.tables import FOCUS_COLUMNS
 from ingest.core.common import ReadResult, parse_utc, quarantine_from, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_quarantine, polars_schema
+from ingest.core.text import decode_text, encoding_option, row_reasons
 
 TABLE = "focus_lines"
 VERSIONS = ("1.0", "1.1", "1.2", "1.3")
-OPTIONS = ("format", "focus_version", "null_values", "provider")
+OPTIONS = ("format", "focus_version", "null_values", "provider", "encoding")
 TOTAL_BASIS = "BilledCost"
 
 MANDATORY_1_0 = (
@@ -221,27 +228,27 @@ def check_mandatory(version: str, present: set[str], extras: list[str], file: st
 # --------------------------------------------------------------------------- reading
 
 
-def read_csv_strings(path: Path, null_values: list[str]) -> tuple[pl.DataFrame, pl.Series]:
-    """A CSV file (plain or gzip, UTF-8 with or without a byte-order mark) with every column as
-    text, and each row's physical line number (quoted fields may span lines); blank lines are
-    dropped."""
-    data = read_bytes(path)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+def read_csv_strings(
+    path: Path, null_values: list[str], encoding: str | None = None
+) -> tuple[pl.DataFrame, pl.Series, pl.Series]:
+    """A CSV file (plain or gzip; UTF-8 with or without a byte-order mark, unless `encoding`
+    says otherwise) with every column as text, each row's physical line number (quoted fields
+    may span lines), and per row why it is not valid text (bytes that are not UTF-8, shown
+    escaped; else null: `ingest.core.text`); blank lines are dropped."""
+    decoded = decode_text(read_bytes(path), path, encoding)
+    if 1 in decoded.bad_lines:
+        raise IngestError(f"header: {decoded.bad_lines[1]}", file=path, line=1)
+    data = decoded.text.encode("utf-8")
     if not data.strip():
         raise IngestError("empty file (no header)", file=path, line=1)
     try:
-        df = pl.read_csv(
-            io.BytesIO(data),
-            infer_schema=False,
-            null_values=null_values or None,
-            encoding="utf8-lossy",
-        )
+        df = pl.read_csv(io.BytesIO(data), infer_schema=False, null_values=null_values or None)
     except (pl.exceptions.ComputeError, pl.exceptions.NoDataError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise IngestError(f"not a readable CSV file: {first}", file=path) from None
     if not df.columns:
-        return df, pl.Series("line", [], dtype=pl.Int64)
+        empty = pl.Series("line", [], dtype=pl.Int64)
+        return df, empty, empty.cast(pl.String)
     breaks = pl.sum_horizontal(
         pl.col(c).str.count_matches("\n").fill_null(0) for c in df.columns
     ).cast(pl.Int64)
@@ -250,15 +257,18 @@ def read_csv_strings(path: Path, null_values: list[str]) -> tuple[pl.DataFrame, 
     )
     blank = pl.all_horizontal(pl.col(c).is_null() for c in df.columns)
     with_lines = df.with_columns(lines.alias("__line"), blank.alias("__blank"))
-    kept = with_lines.filter(~pl.col("__blank"))
-    return kept.drop("__line", "__blank"), kept["__line"]
+    # a blank line between rows still ends the row before it
+    reasons = row_reasons(with_lines["__line"], decoded.bad_lines)
+    kept = with_lines.with_columns(reasons.alias("__bad")).filter(~pl.col("__blank"))
+    return kept.drop("__line", "__blank", "__bad"), kept["__line"], kept["__bad"]
 
 
 def read_table_file(
-    path: Path, fmt: str, null_values: list[str]
-) -> tuple[pl.DataFrame, str, pl.Series]:
+    path: Path, fmt: str, null_values: list[str], encoding: str | None = None
+) -> tuple[pl.DataFrame, str, pl.Series, pl.Series | None]:
     """A CSV (every column as text) or Parquet file as a frame, with its line numbers (CSV:
-    the physical line a row starts on; Parquet: row index + 1); (frame, csv | parquet, lines)."""
+    the physical line a row starts on; Parquet: row index + 1) and, for CSV, why a row is not
+    valid text; (frame, csv | parquet, lines, reasons)."""
     if fmt == "auto":
         name = path.name.lower().removesuffix(".gz")
         fmt = "parquet" if name.endswith(".parquet") or read_bytes(path)[:4] == b"PAR1" else "csv"
@@ -267,11 +277,11 @@ def read_table_file(
             df = pl.read_parquet(io.BytesIO(read_bytes(path)))
         except (pl.exceptions.ComputeError, OSError) as err:
             raise IngestError(f"not a readable Parquet file: {err}", file=path) from None
-        return df, "parquet", pl.int_range(1, df.height + 1, dtype=pl.Int64, eager=True)
+        return df, "parquet", pl.int_range(1, df.height + 1, dtype=pl.Int64, eager=True), None
     if fmt != "csv":
         raise IngestError(f"option format must be auto, csv or parquet, got {fmt!r}")
-    df, lines = read_csv_strings(path, null_values)
-    return df, "csv", lines
+    df, lines, reasons = read_csv_strings(path, null_values, encoding)
+    return df, "csv", lines, reasons
 
 
 def _check_options(options: dict[str, Any], allowed: Iterable[str]) -> None:
@@ -292,7 +302,9 @@ def read_focus_file(
     path = Path(path)
     file = str(path)
     null_values = [str(v) for v in options.get("null_values", ["NULL"])]
-    df, fmt, lines = read_table_file(path, str(options.get("format", "auto")), null_values)
+    df, fmt, lines, not_text = read_table_file(
+        path, str(options.get("format", "auto")), null_values, encoding_option(options)
+    )
     mapping, extras = match_columns(df.columns, file)
     present = set(mapping.values())
     version = detect_version(present, str(options.get("focus_version", "auto")))
@@ -313,6 +325,7 @@ def read_focus_file(
         version=version,
         provider=options.get("provider"),
         line_numbers=lines,
+        row_reasons=not_text,
     )
 
 
@@ -399,11 +412,13 @@ def frame_to_focus(
     line_numbers: pl.Series,
     provider: str | None = None,
     raw_columns: dict[str, str] | None = None,
+    row_reasons: pl.Series | None = None,
 ) -> ReadResult:
     """Map a frame whose columns `mapping` names onto FOCUS columns (frame column → FOCUS name)
     into `focus_lines` rows (casting, parsing, validating); rows that break a rule go to
     quarantine with the row as JSON (`raw_columns`: frame column → name shown; default: every
-    column). `extras` (frame column → key) are kept in `x_extra`."""
+    column). `extras` (frame column → key) are kept in `x_extra`. `row_reasons` (one per row,
+    null for a good row) quarantine rows the file itself marks bad (not valid text)."""
     schema = polars_schema(TABLE)
     lines = line_numbers.cast(pl.Int64)
     shown = raw_columns if raw_columns is not None else {c: c for c in df.columns}
@@ -433,9 +448,13 @@ def frame_to_focus(
             value = pl.when(value.str.strip_chars() == "").then(None).otherwise(value)
             what = ""
         if what:
+            # an empty cell is null whether it was quoted (`""`) or not
+            given = pl.col(orig).is_not_null() & (text.str.strip_chars() != "")
+            reasons.append(pl.when(given & value.is_null()).then(pl.concat_str(pl.lit(what), text)))
+        if name in NUMERIC:
             reasons.append(
-                pl.when(pl.col(orig).is_not_null() & value.is_null()).then(
-                    pl.concat_str(pl.lit(what), text)
+                pl.when(value.is_nan() | value.is_infinite()).then(
+                    pl.concat_str(pl.lit(f"{name} is not a finite number: "), text)
                 )
             )
         values.append(value.alias(name))
@@ -453,7 +472,10 @@ def frame_to_focus(
         else pl.lit(None, pl.String).alias("_cast_reason"),
         extra_json.alias("x_extra"),
         raw.alias("_raw"),
-    ).with_columns(x_line_number=lines)
+    ).with_columns(
+        x_line_number=lines,
+        _text_reason=(row_reasons if row_reasons is not None else pl.lit(None, pl.String)),
+    )
     currency = pl.col("BillingCurrency").str.strip_chars().str.to_uppercase()
     mapped = mapped.with_columns(
         currency.alias("BillingCurrency"),
@@ -472,7 +494,7 @@ def frame_to_focus(
             ).then(pl.lit("ServiceProviderName and ProviderName are empty"))
         )
     mapped = mapped.with_columns(
-        _reason=pl.coalesce(pl.col("_cast_reason"), *required, bad_currency)
+        _reason=pl.coalesce(pl.col("_text_reason"), pl.col("_cast_reason"), *required, bad_currency)
     )
     bad_rows = mapped.filter(pl.col("_reason").is_not_null())
     good = mapped.filter(pl.col("_reason").is_null())

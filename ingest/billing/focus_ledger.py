@@ -17,6 +17,7 @@ import polars as pl
 from ingest.billing.focus import BY_NORM, norm
 from ingest.billing.totals import LEDGER_SCHEMA
 from ingest.core.common import decimal_or_none, read_bytes
+from ingest.core.text import decode_text, encoding_option
 
 TOTAL_COLUMNS = ("BilledCost", "BillingCurrency", "BillingPeriodStart", "BillingPeriodEnd")
 
@@ -58,9 +59,10 @@ def ledger_frame(
     )
 
 
-def csv_dict_rows(path: Path) -> Iterable[tuple[int, dict[str, str]]]:
-    """(first line of the row, row) for each non-blank row of a CSV file, with the csv module."""
-    text = read_bytes(path).decode("utf-8-sig", errors="replace")
+def csv_dict_rows(path: Path, encoding: str | None = None) -> Iterable[tuple[int, dict[str, str]]]:
+    """(first line of the row, row) for each non-blank row of a CSV file, with the csv module
+    (bytes that are not UTF-8 kept escaped: the row still counts, `ingest.core.text`)."""
+    text = decode_text(read_bytes(path), path, encoding).text
     reader = csv.DictReader(io.StringIO(text, newline=""))
     start = 2
     for row in reader:
@@ -105,7 +107,7 @@ def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.D
             entry(i, row, cols)
     else:
         cols = {}
-        for line, row in csv_dict_rows(path):
+        for line, row in csv_dict_rows(path, encoding_option(options)):
             if not cols:
                 cols = {BY_NORM[norm(c)]: c for c in row if c and norm(c) in BY_NORM}
             entry(line, row, cols)

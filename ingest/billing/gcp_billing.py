@@ -15,7 +15,9 @@ Rows read from BigQuery itself (`ingest/billing/gcp_bigquery.py`) go through the
 (`rows_to_result`). The landing partition is `period=YYYY-MM` from `invoice.month` (`YYYYMM`, a
 Pacific-time month). Net cost = `cost + sum(credits.amount)` (credits are negative); `labels`
 becomes a JSON object, the project is the sub-account. A row that is not an object, or lacks a
-valid invoice month or cost, or has an unparseable time, goes to quarantine with the reason; a
+valid invoice month or cost, or has an unparseable time, a number that is not finite (NaN, inf)
+or a negative `usage.amount` on a `regular` (metered usage) row, goes to quarantine with the
+reason (adjustments and credits keep their negative amounts); a
 file that is not in the declared shape at all (not JSON lines, a CSV without `cost` and
 `invoice.month`) fails with the file, line and problem.
 
@@ -32,7 +34,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ from ingest.billing.totals import LEDGER_SCHEMA
 from ingest.core.common import ReadResult, decimal_or_none, parse_utc, quarantine_frame, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
+from ingest.core.text import DecodedText, encoding_option, read_text
 
 TABLE = "gcp_billing_lines"
 FORMATS = ("auto", "jsonl", "csv", "parquet")
@@ -72,8 +75,8 @@ def _num(value: Any, what: str, default: float | None = None) -> float | None:
         f = float(value)
     except (TypeError, ValueError):
         raise _RowError(f"{what} is not a number: {value!r}") from None
-    if math.isnan(f):
-        raise _RowError(f"{what} is NaN")
+    if not math.isfinite(f):
+        raise _RowError(f"{what} is not a finite number: {value!r}")
     return f
 
 
@@ -127,6 +130,13 @@ def export_row(row: dict[str, Any]) -> dict[str, Any]:
     service, sku, project = _obj(row, "service"), _obj(row, "sku"), _obj(row, "project")
     location, resource, usage = _obj(row, "location"), _obj(row, "resource"), _obj(row, "usage")
     credits_amount, credits = _credits(row.get("credits"))
+    usage_amount = _num(usage.get("amount"), "usage.amount")
+    cost_type = _str(row.get("cost_type"))
+    if usage_amount is not None and usage_amount < 0 and cost_type in (None, "regular"):
+        # usage is metered, never negative; adjustments and corrections may carry one
+        raise _RowError(
+            f"negative usage.amount on a {cost_type or 'regular'} row: {usage_amount!r}"
+        )
     return {
         "billing_account_id": _str(row.get("billing_account_id")),
         "service_id": _str(service.get("id")),
@@ -145,7 +155,7 @@ def export_row(row: dict[str, Any]) -> dict[str, Any]:
         "cost": cost,
         "currency": _str(row.get("currency")),
         "currency_conversion_rate": _num(row.get("currency_conversion_rate"), "rate"),
-        "usage_amount": _num(usage.get("amount"), "usage.amount"),
+        "usage_amount": usage_amount,
         "usage_unit": _str(usage.get("unit")),
         "usage_amount_in_pricing_units": _num(
             usage.get("amount_in_pricing_units"), "usage.amount_in_pricing_units"
@@ -154,7 +164,7 @@ def export_row(row: dict[str, Any]) -> dict[str, Any]:
         "credits_amount": credits_amount,
         "credits": credits,
         "invoice_month": month.strip(),
-        "cost_type": _str(row.get("cost_type")),
+        "cost_type": cost_type,
         "cost_at_list": _num(row.get("cost_at_list"), "cost_at_list"),
         "export_time": _str(row.get("export_time")),
     }
@@ -217,12 +227,18 @@ def rows_to_result(records: Iterable[Record], *, source: str, file: str) -> Read
 # --------------------------------------------------------------------------- JSONL
 
 
-def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
+def parse_jsonl(
+    text: str, *, source: str, file: str, bad_lines: Mapping[int, str] | None = None
+) -> ReadResult:
+    """Export rows from JSON lines; `bad_lines` (not valid text) are quarantined."""
     records: list[Record] = []
     json_errors: list[tuple[int, str]] = []
     parsed_any = False
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
+            continue
+        if bad_lines and lineno in bad_lines:
+            records.append((lineno, _RowError(bad_lines[lineno]), line))
             continue
         try:
             obj = json.loads(line)
@@ -242,11 +258,13 @@ def parse_jsonl(text: str, *, source: str, file: str) -> ReadResult:
     return rows_to_result(records, source=source, file=file)
 
 
-def read_gcp_billing_jsonl(path: str | Path, *, source: str) -> ReadResult:
+def read_gcp_billing_jsonl(
+    path: str | Path, *, source: str, encoding: str | None = None
+) -> ReadResult:
     """Read one JSONL export file (plain or gzip) into `gcp_billing_lines` rows."""
     path = Path(path)
-    text = read_bytes(path).decode("utf-8", errors="replace")
-    return parse_jsonl(text, source=source, file=str(path))
+    decoded = read_text(path, encoding)
+    return parse_jsonl(decoded.text, source=source, file=str(path), bad_lines=decoded.bad_lines)
 
 
 # --------------------------------------------------------------------------- flattened CSV
@@ -292,8 +310,8 @@ def unflatten(flat: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _csv_text(path: Path) -> str:
-    return read_bytes(path).decode("utf-8-sig", errors="replace")
+def _csv_text(path: Path, encoding: str | None = None) -> DecodedText:
+    return read_text(path, encoding)
 
 
 def _csv_line(values: list[str]) -> str:
@@ -302,7 +320,9 @@ def _csv_line(values: list[str]) -> str:
     return out.getvalue()
 
 
-def _csv_records(text: str, file: str) -> Iterator[Record]:
+def _csv_records(
+    text: str, file: str, bad_lines: Mapping[int, str] | None = None
+) -> Iterator[Record]:
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)
@@ -310,6 +330,8 @@ def _csv_records(text: str, file: str) -> Iterator[Record]:
         return
     except csv.Error as err:
         raise IngestError(f"not CSV: {err}", file=file, line=1) from None
+    if bad_lines and 1 in bad_lines:
+        raise IngestError(f"header: {bad_lines[1]}", file=file, line=1)
     header = [h.strip() for h in header]
     missing = [c for c in CSV_REQUIRED if c not in header]
     if missing:
@@ -331,6 +353,10 @@ def _csv_records(text: str, file: str) -> Iterator[Record]:
         if not values or all(not v.strip() for v in values):
             continue
         raw = _csv_line(values)
+        not_text = [n for n in range(lineno, reader.line_num + 1) if n in (bad_lines or {})]
+        if not_text:
+            yield lineno, _RowError(f"line {not_text[0]}: {bad_lines[not_text[0]]}"), raw  # type: ignore[index]
+            continue
         if len(values) != len(header):
             yield (
                 lineno,
@@ -344,10 +370,15 @@ def _csv_records(text: str, file: str) -> Iterator[Record]:
             yield lineno, err, raw
 
 
-def read_gcp_billing_csv(path: str | Path, *, source: str) -> ReadResult:
-    """Read a flattened CSV export (dotted headers, list literals) into `gcp_billing_lines`."""
+def read_gcp_billing_csv(
+    path: str | Path, *, source: str, encoding: str | None = None
+) -> ReadResult:
+    """Read a flattened CSV export (dotted headers, list literals) into `gcp_billing_lines`;
+    a row on a line with bytes that are not UTF-8 (unless `encoding` says the file's
+    encoding) is quarantined with the bytes escaped."""
     path = Path(path)
-    records = _csv_records(_csv_text(path), str(path))
+    decoded = _csv_text(path, encoding)
+    records = _csv_records(decoded.text, str(path), decoded.bad_lines)
     return rows_to_result(records, source=source, file=str(path))
 
 
@@ -413,11 +444,12 @@ def read_gcp_billing_file(
     """Read one export file in any of the supported shapes (`options.format`)."""
     path = Path(path)
     fmt = file_format(path, str((options or {}).get("format", "auto")))
+    encoding = encoding_option(options)
     if fmt == "csv":
-        return read_gcp_billing_csv(path, source=source)
+        return read_gcp_billing_csv(path, source=source, encoding=encoding)
     if fmt == "parquet":
         return read_gcp_billing_parquet(path, source=source)
-    return read_gcp_billing_jsonl(path, source=source)
+    return read_gcp_billing_jsonl(path, source=source, encoding=encoding)
 
 
 def period_of(invoice_month: pl.Expr) -> pl.Expr:
@@ -462,8 +494,9 @@ def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.D
     path = Path(path)
     fmt = file_format(path, str((options or {}).get("format", "auto")))
     entries: list[tuple[int, str | None, str | None, float | None]] = []
+    encoding = encoding_option(options)
     if fmt == "jsonl":
-        text = read_bytes(path).decode("utf-8", errors="replace")
+        text = read_text(path, encoding).text
         for lineno, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
@@ -481,7 +514,7 @@ def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.D
             period, amount = _ledger_entry(obj.get("cost"), amounts, inv.get("month"))
             entries.append((lineno, period, obj.get("currency"), amount))
     elif fmt == "csv":
-        reader = csv.DictReader(io.StringIO(_csv_text(path), newline=""))
+        reader = csv.DictReader(io.StringIO(_csv_text(path, encoding).text, newline=""))
         start = 2
         for row in reader:
             lineno, start = start, reader.line_num + 1

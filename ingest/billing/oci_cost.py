@@ -35,6 +35,7 @@ from ingest.billing.focus import frame_to_focus, read_csv_strings
 from ingest.billing.focus_ledger import csv_dict_rows, ledger_frame
 from ingest.core.common import ReadResult, parse_utc
 from ingest.core.errors import IngestError
+from ingest.core.text import encoding_option
 
 REQUIRED = (
     "lineItem/intervalUsageStart",
@@ -92,11 +93,12 @@ def read_oci_cost(
     path: str | Path, *, source: str, options: dict[str, Any] | None = None
 ) -> ReadResult:
     """Read one OCI cost report CSV into `focus_lines` rows."""
-    if options:
-        raise IngestError(f"unknown options {', '.join(sorted(options))} (oci_cost has none)")
+    unknown = sorted(set(options or {}) - {"encoding"})
+    if unknown:
+        raise IngestError(f"unknown options {', '.join(unknown)} (oci_cost has only encoding)")
     path = Path(path)
     file = str(path)
-    df, lines = read_csv_strings(path, [])
+    df, lines, not_text = read_csv_strings(path, [], encoding_option(options))
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise IngestError(
@@ -176,6 +178,7 @@ def read_oci_cost(
         provider="oci",
         line_numbers=lines,
         raw_columns={native[c]: c for c in df.columns},
+        row_reasons=not_text,
     )
 
 
@@ -183,7 +186,7 @@ def ledger_file(path: str | Path, options: dict[str, Any] | None = None) -> pl.D
     """Each row's month (of lineItem/intervalUsageStart), currency and cost/myCost, from the
     file's text (csv module, Decimal)."""
     entries: list[tuple[int, str | None, str | None, float | None]] = []
-    for line, row in csv_dict_rows(Path(path)):
+    for line, row in csv_dict_rows(Path(path), encoding_option(options)):
         try:
             amount: Decimal | None = Decimal((row.get("cost/myCost") or "x").strip())
         except InvalidOperation:

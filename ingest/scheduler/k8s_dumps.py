@@ -13,18 +13,21 @@ from typing import Any
 
 import polars as pl
 
-from ingest.core.common import ReadResult, file_mtime, quarantine_frame, read_bytes, to_utc_datetime
+from ingest.core.common import ReadResult, file_mtime, quarantine_frame, to_utc_datetime
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
+from ingest.core.text import encoding_option, read_text, strict_text
 
 RAW_CHARS = 10000
 
 
-def load_dump(path: Path) -> Any:
-    """The parsed JSON of a dump file (plain or gzip); IngestError naming the line if invalid."""
-    raw = read_bytes(path)
+def load_dump(path: Path, options: dict[str, Any] | None = None) -> Any:
+    """The parsed JSON of a dump file (plain or gzip); IngestError naming the line if invalid
+    (bytes that are not UTF-8, unless option `encoding` names the file's encoding, included:
+    one JSON document cannot be split into good and bad items by line)."""
+    text = strict_text(read_text(path, encoding_option(options)), path)
     try:
-        return json.loads(raw.decode("utf-8", errors="replace"))
+        return json.loads(text)
     except json.JSONDecodeError as err:
         raise IngestError(f"not valid JSON: {err.msg}", file=path, line=err.lineno) from None
 

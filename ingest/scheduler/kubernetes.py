@@ -4,6 +4,10 @@ Options (`Source.options`):
 - `cluster`: the cluster name written in every row (default null).
 - `snapshot_at`: when the dump was taken. Default: a file named `pods-YYYY-MM-DD.json` was
   taken at 23:59:59Z that day; otherwise the file's mtime.
+
+An item without `spec` or `status`, or whose creationTimestamp, startTime or finishedAt is
+later than the snapshot (plus a few minutes of clock skew) or out of order (created, started,
+finished), is quarantined naming the pod and the field; the dump's other pods land.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 from ingest.core.common import ReadResult, k8s_timestamp
 from ingest.scheduler.k8s_dumps import dump_rows, load_dump
 from ingest.scheduler.k8s_dumps import snapshot_at as dump_snapshot_at
+from ingest.scheduler.time_rules import check_not_future, check_order, latest_allowed
 
 TABLE = "k8s_pods"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -95,25 +100,40 @@ def _termination(status: dict[str, Any]) -> tuple[datetime | None, int | None, s
     )
 
 
-def _row(pod: Any) -> dict[str, Any]:
-    """The columns of one pod (the reader adds cluster, snapshot and lineage)."""
+def _row(pod: Any, snapshot_at: datetime) -> dict[str, Any]:
+    """The columns of one pod (the reader adds cluster, snapshot and lineage). A pod without
+    `spec` or `status` says nothing about its node, GPUs or life: it is quarantined, naming the
+    pod and the field, rather than landed as a pod that never started."""
     if not isinstance(pod, dict):
         raise _PodError("item is not an object")
     meta = pod.get("metadata") or {}
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
     uid = meta.get("uid")
     if not uid:
         raise _PodError("pod has no metadata.uid")
+    who = f"pod {meta.get('namespace')}/{meta.get('name')} (uid {uid})"
+    for part in ("spec", "status"):
+        if not isinstance(pod.get(part), dict) or not pod[part]:
+            raise _PodError(f"{who} has no {part}")
+    spec, status = pod["spec"], pod["status"]
     finished_at, exit_code, reason = _termination(status)
+    times = [
+        ("creationTimestamp", _ts(meta.get("creationTimestamp"), "creationTimestamp")),
+        ("startTime", _ts(status.get("startTime"), "startTime")),
+        ("finishedAt", finished_at),
+    ]
+    try:
+        check_not_future(times, latest_allowed(snapshot_at), "the dump's snapshot time", _PodError)
+        check_order(times, _PodError)
+    except _PodError as err:
+        raise _PodError(f"{who}: {err}") from None
     return {
         "uid": uid,
         "name": meta.get("name"),
         "namespace": meta.get("namespace"),
         "node": spec.get("nodeName"),
         "phase": status.get("phase"),
-        "created_at": _ts(meta.get("creationTimestamp"), "creationTimestamp"),
-        "started_at": _ts(status.get("startTime"), "startTime"),
+        "created_at": times[0][1],
+        "started_at": times[1][1],
         "finished_at": finished_at,
         "gpus": _pod_gpus(spec),
         "mig_slices": _pod_mig_slices(spec),
@@ -136,7 +156,7 @@ def parse_pods(
         doc,
         kind="Pod",
         table=TABLE,
-        row=_row,
+        row=lambda pod: _row(pod, snapshot_at),
         errors=(_PodError, TypeError, AttributeError),
         item_error=_PodError,
         common={"cluster": cluster, "snapshot_at": snapshot_at},
@@ -155,7 +175,7 @@ def read_pods(
     `items`. Raises IngestError when the file is not JSON or not a pods list."""
     path = Path(path)
     options = options or {}
-    doc = load_dump(path)
+    doc = load_dump(path, options)
     cluster = options.get("cluster")
     return parse_pods(
         doc,

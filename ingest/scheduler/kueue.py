@@ -19,6 +19,10 @@ request, of option `gpu_resource` (default `nvidia.com/gpu`).
 
 Options: `cluster`, `snapshot_at` (default: a file named `workloads-YYYY-MM-DD.json[.gz]` was taken
 at 23:59:59Z that day, else the file's mtime), `gpu_resource`.
+
+A workload whose creationTimestamp or condition times are later than the snapshot (plus a few
+minutes of clock skew), or whose condition precedes its creation, is quarantined naming the
+workload and the field (`requeueState.requeueAt` is a planned time and may lie ahead).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from typing import Any
 from ingest.core.common import ReadResult, k8s_timestamp
 from ingest.scheduler.k8s_dumps import dump_rows, load_dump
 from ingest.scheduler.k8s_dumps import snapshot_at as dump_snapshot_at
+from ingest.scheduler.time_rules import check_not_future, check_order, latest_allowed
 
 TABLE = "kueue_workloads"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -96,6 +101,31 @@ def _true_at(conds: dict[str, dict[str, Any]], kind: str) -> datetime | None:
     if c is None or str(c.get("status")) != "True":
         return None
     return _ts(c.get("lastTransitionTime"), f"condition {kind} lastTransitionTime")
+
+
+def _check_times(row: dict[str, Any], snapshot_at: datetime) -> None:
+    """No time later than the snapshot (requeueAt is when Kueue will requeue: it may be),
+    and no condition before the workload was created."""
+    created = ("creationTimestamp", row["created_at"])
+    conditions = [
+        ("condition QuotaReserved", row["quota_reserved_at"]),
+        ("condition Admitted", row["admitted_at"]),
+        ("condition PodsReady", row["pods_ready_at"]),
+        ("condition Finished", row["finished_at"]),
+        ("condition Evicted", row["evicted_at"]),
+    ]
+    who = f"workload {row['namespace']}/{row['name']} (uid {row['uid']})"
+    try:
+        check_not_future(
+            [created, *conditions],
+            latest_allowed(snapshot_at),
+            "the dump's snapshot time",
+            _WorkloadError,
+        )
+        for c in conditions:
+            check_order([created, c], _WorkloadError)
+    except _WorkloadError as err:
+        raise _WorkloadError(f"{who}: {err}") from None
 
 
 def _row(wl: dict[str, Any], resource: str) -> dict[str, Any]:
@@ -207,6 +237,11 @@ def _row(wl: dict[str, Any], resource: str) -> dict[str, Any]:
     }
 
 
+def _checked(row: dict[str, Any], snapshot_at: datetime) -> dict[str, Any]:
+    _check_times(row, snapshot_at)
+    return row
+
+
 def parse_workloads(
     doc: Any,
     *,
@@ -221,7 +256,7 @@ def parse_workloads(
         doc,
         kind="Workload",
         table=TABLE,
-        row=lambda wl: _row(wl, gpu_resource),
+        row=lambda wl: _checked(_row(wl, gpu_resource), snapshot_at),
         errors=(_WorkloadError, TypeError, AttributeError, ValueError),
         item_error=_WorkloadError,
         common={"cluster": cluster, "snapshot_at": snapshot_at},
@@ -237,7 +272,7 @@ def read_workloads(
     in `items`. Raises IngestError when the file is not JSON or not a workloads list."""
     path = Path(path)
     options = options or {}
-    doc = load_dump(path)
+    doc = load_dump(path, options)
     cluster = options.get("cluster")
     return parse_workloads(
         doc,

@@ -26,11 +26,12 @@ Options (`Source.options`, validated by `RunLogOptions.parse`):
 - `timezone`: the zone of times without an offset (default `UTC`); ambiguous local times (the
   hour repeated when clocks go back) are taken as the first of the two.
 
-Bad input: a marker line with no time the `timestamp` patterns find, or a time that is not a
-date, goes to quarantine (file, line, reason) and the rest of the file is read. Marker lines of
-a file whose path matches no job pattern go to quarantine too (the job is unknown; the file's
-other lines are not rows), and the file is named in a warning. A file that cannot be read fails
-with IngestError naming it.
+Bad input: a marker line with no time the `timestamp` patterns find, a time that is not a
+date, or bytes that are not UTF-8 (shown escaped), goes to quarantine (file, line, reason)
+and the rest of the file is read (bytes in other lines are the job's own output, not data).
+Marker lines of a file whose path matches no job pattern go to quarantine too (the job is
+unknown; the file's other lines are not rows), and the file is named in a warning. A file that
+cannot be read fails with IngestError naming it.
 """
 
 from __future__ import annotations
@@ -243,15 +244,22 @@ def _marker_time(line: str, start: int, opts: RunLogOptions) -> datetime:
 # --------------------------------------------------------------------------- files
 
 
-def _lines(path: Path) -> Iterator[str]:
-    """The file's lines (gzip by its magic number), decoded as UTF-8 with replacement."""
+def _lines(path: Path) -> Iterator[tuple[str, str | None]]:
+    """The file's lines (gzip by its magic number) as UTF-8 text, each with the reason it is
+    not valid UTF-8 (its bytes shown escaped in the text), else None."""
     try:
         with path.open("rb") as probe:
             gz = probe.read(2) == b"\x1f\x8b"
         fh = gzip.open(path, "rb") if gz else path.open("rb")
         with fh:
             for raw in fh:
-                yield raw.decode("utf-8", errors="replace").rstrip("\n").rstrip("\r")
+                try:
+                    text, bad = raw.decode("utf-8"), None
+                except UnicodeDecodeError as err:
+                    text = raw.decode("utf-8", errors="backslashreplace")
+                    shown = raw[err.start : err.end].decode("utf-8", errors="backslashreplace")
+                    bad = f"invalid UTF-8 bytes {shown} in the line"
+                yield text.rstrip("\n").rstrip("\r"), bad
     except OSError as err:
         raise IngestError(f"cannot read file: {err.strerror or err}", file=path) from None
     except (EOFError, zlib.error) as err:
@@ -307,9 +315,12 @@ def read_run_log(
         for k, v in zip(q, (source, file, n, reason, raw[:MESSAGE_CHARS], day), strict=True):
             q[k].append(v)
 
-    for n, line in enumerate(_lines(path), start=1):
+    for n, (line, not_text) in enumerate(_lines(path), start=1):
         m = opts.marker.search(line)
         if not m:
+            continue  # other lines are the job's own output: bytes in them are not data
+        if not_text:
+            reject(n, f"checkpoint marker with {not_text}", line, None)
             continue
         try:
             at = _marker_time(line, m.start(), opts)

@@ -13,9 +13,18 @@ Options (`Source.options`):
   (`--parsable`) is tolerated.
 - `columns`: sacct field names of a headerless file (default: the 26-field Open XDMoD order).
   A file whose first field is `JobID` has a header, which wins.
+- `encoding`: the file's text encoding (default UTF-8; a line with bytes that are not UTF-8 is
+  quarantined, the bytes shown escaped).
 - `timezone`: the zone sacct printed times in (default `UTC`); times are converted to UTC.
 - `cluster`: overrides / fills the cluster column.
 - `snapshot_date`: the day of the export window (default: a `YYYY-MM-DD` in the file name).
+- `snapshot_at`: when the export was taken (ISO time). A Submit, Start (of a job that is not
+  PENDING) or End later than it (without the option: later than now; for the command: than
+  when it ran), plus a few minutes of clock skew, is quarantined with the field and value, as is
+  an End before its Start or a Start before its Submit (`Unknown` / `None` times of running
+  and pending jobs are not checked).
+- `max_run_hours`: quarantine allocations that ran longer (End, or now while running, minus
+  Start); off by default, since services run for months.
 - `command: true` (or location `sacct://`): run `sacct` once per requested UTC day instead of
   reading files; `sacct` (the executable, default `sacct` on PATH), `args` (replaces the default
   arguments; `{start}` / `{end}` are substituted, else `--starttime`/`--endtime` are appended),
@@ -24,16 +33,19 @@ Options (`Source.options`):
 
 from __future__ import annotations
 
-from datetime import date
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from ingest.core.common import ReadResult, quarantine_frame, read_bytes
+from ingest.core.common import ReadResult, quarantine_frame, to_utc_datetime
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
+from ingest.core.text import encoding_option, read_text
 from ingest.scheduler.slurm_fields import (
     _DATE_IN_NAME,
     _EXIT,
@@ -54,6 +66,14 @@ from ingest.scheduler.slurm_fields import (
     parse_memory,
     parse_timelimit,
     sacct_time,
+)
+from ingest.scheduler.time_rules import (
+    CLOCK_SKEW,
+    check_max_run,
+    check_not_future,
+    check_order,
+    latest_allowed,
+    max_hours_option,
 )
 
 
@@ -128,7 +148,19 @@ _OUT_COLUMNS = [
 ]
 
 
-def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[Any]:
+@dataclass(frozen=True)
+class _TimeLimits:
+    """What a row's times are checked against: the latest time allowed, what it is (for the
+    reason), and the longest run allowed (`max_run_hours`, None: no limit)."""
+
+    latest: datetime
+    what: str
+    max_hours: float | None
+
+
+def _row(
+    f: dict[str, str], tz: ZoneInfo | None, cluster: str | None, limits: _TimeLimits
+) -> list[Any]:
     def text(name: str) -> str | None:
         v = f.get(name)
         if v is None:
@@ -207,6 +239,15 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
         raise _RowError(str(err)) from None
     timelimit = text("timelimit")
 
+    submit = sacct_time(f.get("submit", ""), "Submit", tz)
+    start = sacct_time(f.get("start", ""), "Start", tz)
+    end = sacct_time(f.get("end", ""), "End", tz)
+    # a pending job's Start may be the scheduler's estimate; Eligible may be a future --begin
+    future = [("Submit", submit), ("Start", start if state != "PENDING" else None), ("End", end)]
+    check_not_future(future, limits.latest, limits.what, _RowError)
+    check_order([("Submit", submit), ("Start", start), ("End", end)], _RowError)
+    check_max_run(start, end, limits.latest - CLOCK_SKEW, limits.max_hours, _RowError)
+
     return [
         cluster if cluster is not None else text("cluster"),
         job_id,
@@ -218,10 +259,10 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
         text("account"),
         text("group"),
         text("user"),
-        sacct_time(f.get("submit", ""), "Submit", tz),
+        submit,
         sacct_time(f.get("eligible", ""), "Eligible", tz),
-        sacct_time(f.get("start", ""), "Start", tz),
-        sacct_time(f.get("end", ""), "End", tz),
+        start,
+        end,
         elapsed,
         exit_code,
         exit_signal,
@@ -253,6 +294,14 @@ def _row(f: dict[str, str], tz: ZoneInfo | None, cluster: str | None) -> list[An
     ]
 
 
+def _time_limits(options: dict[str, Any], taken_at: datetime | None) -> _TimeLimits:
+    if options.get("snapshot_at") is not None:
+        taken_at = to_utc_datetime(options["snapshot_at"], "snapshot_at")
+    what = "the export's snapshot time" if taken_at is not None else "now (ingest time)"
+    now = datetime.now(UTC)
+    return _TimeLimits(latest_allowed(taken_at, now), what, max_hours_option(options))
+
+
 def parse_sacct(
     text: str,
     *,
@@ -260,8 +309,12 @@ def parse_sacct(
     file: str,
     options: dict[str, Any] | None = None,
     snapshot_date: date | None = None,
+    taken_at: datetime | None = None,
+    bad_lines: Mapping[int, str] | None = None,
 ) -> ReadResult:
-    """Parse sacct output already decoded to text (see `read_sacct`)."""
+    """Parse sacct output already decoded to text (see `read_sacct`). `taken_at`: when the
+    export was made, if known (the command's run; else option `snapshot_at`, else now).
+    `bad_lines`: lines that are not valid text (`ingest.core.text`), quarantined."""
     options = options or {}
     delim = str(options.get("delimiter", "|"))
     if not delim:
@@ -270,6 +323,7 @@ def parse_sacct(
     tz = _zone(str(options.get("timezone", "UTC")))
     cluster = options.get("cluster")
     cluster = str(cluster) if cluster is not None else None
+    limits = _time_limits(options, taken_at)
 
     out: list[list[Any]] = []
     line_numbers: list[int] = []
@@ -287,6 +341,11 @@ def parse_sacct(
     i_rss = _OUT_COLUMNS.index("max_rss_mib")
     for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r")
+        if bad_lines and lineno in bad_lines:
+            q_lines.append(lineno)
+            q_reasons.append(bad_lines[lineno])
+            q_raws.append(line)
+            continue
         if not line.strip():
             continue
         fields = line.split(delim)
@@ -326,7 +385,7 @@ def parse_sacct(
                     row[i_rss] = mib
             continue
         try:
-            out.append(_row(rec, tz, cluster))
+            out.append(_row(rec, tz, cluster, limits))
             line_numbers.append(lineno)
             latest[job_id] = len(out) - 1
         except _RowError as err:
@@ -374,12 +433,14 @@ def read_sacct(
     snapshot_date: date | None = None,
 ) -> ReadResult:
     """Read one sacct `--parsable2` / `--parsable` output file (plain or gzip) into
-    `slurm_jobs` rows and a quarantine frame. Bytes that are not UTF-8 are replaced."""
+    `slurm_jobs` rows and a quarantine frame. A line with bytes that are not UTF-8 is
+    quarantined with the bytes escaped, unless option `encoding` names the file's encoding."""
     path = Path(path)
     options = options or {}
-    text = read_bytes(path).decode("utf-8", errors="replace")
+    decoded = read_text(path, encoding_option(options))
     return parse_sacct(
-        text,
+        decoded.text,
+        bad_lines=decoded.bad_lines,
         source=source,
         file=str(path),
         options=options,

@@ -7,11 +7,12 @@ import os
 import shlex
 import subprocess
 from collections.abc import Sequence
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from ingest.core.common import ReadResult
 from ingest.core.errors import IngestError
+from ingest.core.text import decode_text, encoding_option
 from ingest.scheduler.slurm import parse_sacct
 from ingest.scheduler.slurm_fields import DEFAULT_COLUMNS
 
@@ -87,14 +88,18 @@ def run_sacct(day: date, *, source: str, options: dict[str, Any] | None = None) 
         raise IngestError(f"{shown}: timed out after {timeout:g} s (option timeout_s)") from None
     except OSError as err:
         raise IngestError(f"{shown}: cannot run: {err}") from None
+    ran_at = datetime.now(UTC)  # the output holds nothing later than this
     if proc.returncode != 0:
-        detail = proc.stderr.decode("utf-8", errors="replace").strip()[-500:]
+        detail = proc.stderr.decode("utf-8", errors="backslashreplace").strip()[-500:]
         raise IngestError(f"{shown}: exited with status {proc.returncode}: {detail}")
     options["timezone"] = "UTC"
+    decoded = decode_text(proc.stdout, shown, encoding_option(options))
     return parse_sacct(
-        proc.stdout.decode("utf-8", errors="replace"),
+        decoded.text,
+        bad_lines=decoded.bad_lines,
         source=source,
         file=shown,
         options=options,
         snapshot_date=day,
+        taken_at=ran_at,
     )

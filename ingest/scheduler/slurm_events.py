@@ -17,14 +17,16 @@ when present).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from ingest.core.common import ReadResult, quarantine_frame, read_bytes
+from ingest.core.common import ReadResult, quarantine_frame
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
+from ingest.core.text import encoding_option, read_text
 from ingest.scheduler.slurm_fields import _RowError, _zone, sacct_time
 
 TABLE = "slurm_node_events"
@@ -32,9 +34,15 @@ REQUIRED = ("nodename", "timestart", "state")
 
 
 def parse_node_events(
-    text: str, *, source: str, file: str, options: dict[str, Any] | None = None
+    text: str,
+    *,
+    source: str,
+    file: str,
+    options: dict[str, Any] | None = None,
+    bad_lines: Mapping[int, str] | None = None,
 ) -> ReadResult:
-    """Parse `sacctmgr show event --parsable2` output already decoded to text."""
+    """Parse `sacctmgr show event --parsable2` output already decoded to text; `bad_lines`
+    (lines that are not valid text, `ingest.core.text`) are quarantined with their reason."""
     options = options or {}
     delim = str(options.get("delimiter", "|"))
     if not delim:
@@ -49,6 +57,11 @@ def parse_node_events(
     q_raws: list[str] = []
     for lineno, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r")
+        if bad_lines and lineno in bad_lines and columns is not None:
+            q_lines.append(lineno)
+            q_reasons.append(bad_lines[lineno])
+            q_raws.append(line)
+            continue
         if not line.strip():
             continue
         fields = line.split(delim)
@@ -118,5 +131,11 @@ def read_node_events(
 ) -> ReadResult:
     """Read one `sacctmgr show event --parsable2` output file (plain or gzip)."""
     path = Path(path)
-    text = read_bytes(path).decode("utf-8", errors="replace")
-    return parse_node_events(text, source=source, file=str(path), options=options)
+    decoded = read_text(path, encoding_option(options))
+    return parse_node_events(
+        decoded.text,
+        source=source,
+        file=str(path),
+        options=options,
+        bad_lines=decoded.bad_lines,
+    )

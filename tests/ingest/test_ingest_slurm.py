@@ -169,8 +169,9 @@ def test_xdmod_utf8_and_invalid_bytes(samples: Path, tmp_path: Path) -> None:
     raw = (samples / "slurm/xdmod-utf8-multibyte-chars.log").read_bytes()
     bad = tmp_path / "bad.log"
     bad.write_bytes(raw.replace("à".encode(), b"\xff\xfe"))
-    r = read_sacct(bad, source="x")
-    assert r.rows["job_name"].to_list() == ["a\ufffd\ufffdb"]
+    r = read_sacct(bad, source="x")  # quarantined with the bytes escaped, never replaced
+    assert r.rows.height == 0
+    assert r.quarantine["reason"].to_list() == ["invalid UTF-8 bytes \\xff in the line"]
 
 
 def test_xdmod_phillips_reference_data(samples: Path) -> None:

@@ -102,7 +102,8 @@ def test_one_sacct_call_per_day_window(fake_sacct: Path, tmp_path: Path) -> None
         "2015-06-30T00:00:00",
     ]
     assert report.partitions == [f"date={d}" for d in (D1, D2, D3)]
-    assert (report.rows_landed, report.rows_quarantined) == (4 + 6 + 1, 0)
+    # D3's one line carries a Latin-1 byte (issue 11, finding 9c: quarantined, not replaced)
+    assert (report.rows_landed, report.rows_quarantined) == (4 + 6, 1)
     assert report.files_read[0] == "sacct " + " ".join(made[0]["args"])
 
     def part(d: date) -> pl.DataFrame:
@@ -117,7 +118,16 @@ def test_one_sacct_call_per_day_window(fake_sacct: Path, tmp_path: Path) -> None
     d2 = part(D2)  # the header line was read, not landed
     assert d2.height == 6
     assert d2["x_line_number"].to_list() == [2, 3, 4, 5, 6, 7]
-    assert part(D3)["job_name"].to_list() == ["a\ufffdb"]  # a Latin-1 byte, replaced
+    assert part(D3).height == 0
+    q = pl.read_parquet(home / f"raw/quarantine/hpc/date={D3}/part-0.parquet")
+    assert q["reason"].to_list() == ["invalid UTF-8 bytes \\xe0 in the line"]
+    assert q["raw"].str.contains("a\\xe0b", literal=True).to_list() == [True]
+    # a source that declares the encoding of sacct's output lands it
+    latin1 = Source(name="hpc", kind="slurm", location="sacct://", options={"encoding": "latin-1"})
+    report = ingest_source(cfg, latin1, [D3], tmp_path / "home2")
+    assert (report.rows_landed, report.rows_quarantined) == (1, 0)
+    landed = pl.read_parquet(tmp_path / f"home2/raw/slurm_jobs/hpc/date={D3}/part-0.parquet")
+    assert landed["job_name"].to_list() == ["a\u00e0b"]
 
 
 def test_command_option_args_and_failures(fake_sacct: Path, tmp_path: Path) -> None:

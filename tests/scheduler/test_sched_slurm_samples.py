@@ -300,15 +300,24 @@ def test_memory_suffixes(samples: Path) -> None:
 
 
 def test_non_utf8_bytes_in_names(samples: Path, tmp_path: Path) -> None:
+    """Issue 11, finding 9c: bytes that are not UTF-8 were replaced silently. Now the lines
+    that carry them are quarantined (file, line, the bytes escaped) and the other rows land;
+    a source that declares the file's encoding (option `encoding`) lands every row."""
     raw = (samples / "slurm/xdmod-accounting-logs.log").read_bytes()
     bad = tmp_path / "latin1.log"
-    # a Latin-1 job name and account (é = 0xe9): replaced, never a crash or a lost row
+    # a Latin-1 job name and account (é = 0xe9) on the file's lines 3 and 4
     bad.write_bytes(raw.replace(b"anonjobname", b"caf\xe9-run").replace(b"|ccr|", b"|\xe9cr|"))
     r = read_sacct(bad, source="x")
-    assert r.rows.height == 4
-    assert r.quarantine.height == 0
-    assert r.rows["job_name"][2] == "caf\ufffd-run"
-    assert r.rows["account"][3] == "\ufffdcr"
+    assert r.rows["x_line_number"].to_list() == [1, 2]
+    assert r.quarantine.select("x_source_file", "x_line_number", "reason").rows() == [
+        (str(bad), 3, "invalid UTF-8 bytes \\xe9 in the line"),
+        (str(bad), 4, "invalid UTF-8 bytes \\xe9 in the line"),
+    ]
+    assert "caf\\xe9-run" in r.quarantine["raw"][0]
+    r = read_sacct(bad, source="x", options={"encoding": "latin-1"})
+    assert (r.rows.height, r.quarantine.height) == (4, 0)
+    assert r.rows["job_name"][2] == "café-run"
+    assert r.rows["account"][3] == "écr"
 
 
 # --------------------------------------------------------------------------- small inputs

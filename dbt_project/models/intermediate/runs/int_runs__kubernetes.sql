@@ -1,4 +1,6 @@
 -- Kubernetes pods holding GPUs, one row per pod uid (names are reused), from the latest dump.
+-- What never changes in a pod's life (created, started, node) falls back on any dump that
+-- knows it, so a later dump that lacks a field never erases what earlier dumps said.
 with
 
 pods as (
@@ -11,7 +13,11 @@ latest as (
 
     select
         pods.*,
-        row_number() over (partition by cluster, pod_uid order by snapshot_at desc) as rn
+        row_number() over (partition by cluster, pod_uid order by snapshot_at desc) as rn,
+        min(created_at) over (partition by cluster, pod_uid) as known_created_at,
+        min(started_at) over (partition by cluster, pod_uid) as known_started_at,
+        max(finished_at) over (partition by cluster, pod_uid) as known_finished_at,
+        max(host) over (partition by cluster, pod_uid) as known_host
     from pods
     where gpus > 0 or mig_slices > 0
 
@@ -35,14 +41,14 @@ final as (
         phase as state,
         exit_code,
         reason,
-        created_at as submitted_at,
-        created_at as eligible_at,
-        started_at,
-        finished_at as ended_at,
+        coalesce(created_at, known_created_at) as submitted_at,
+        coalesce(created_at, known_created_at) as eligible_at,
+        coalesce(started_at, known_started_at) as started_at,
+        coalesce(finished_at, known_finished_at) as ended_at,
         gpus,
         mig_slices,
         1 as node_count,
-        {{ make_list('host') }} as hosts,
+        {{ make_list('coalesce(host, known_host)') }} as hosts,
         {{ null_int_list() }} as gpu_indices
     from latest
     where rn = 1

@@ -1,0 +1,135 @@
+"""Text sources' bytes to text, never replacing a byte silently.
+
+A file is UTF-8 (a byte-order mark is dropped) unless its source declares another encoding
+(option `encoding`, e.g. `latin-1`, `cp1252`), which then decodes the whole file (a byte that
+encoding cannot read is an error naming the file and line). In a UTF-8 file, the lines that
+carry invalid bytes are reported by line number with the bytes shown escaped (`\\xff`), so the
+reader quarantines the rows on them and lands the rest; their text is kept with the bytes
+escaped, for the quarantine's `raw`.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ingest.core.common import read_bytes
+from ingest.core.errors import IngestError
+
+#: bytes checked at once before the lines of a chunk with an invalid byte are looked at
+_CHUNK = 1 << 20
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class DecodedText:
+    """The text of a file and, per 1-based physical line, why the line is not valid text."""
+
+    text: str
+    bad_lines: Mapping[int, str] = field(default_factory=dict)
+
+
+def encoding_option(options: Mapping[str, Any] | None) -> str | None:
+    """Option `encoding` (None: UTF-8), checked to name a codec Python knows."""
+    value = (options or {}).get("encoding")
+    if value is None:
+        return None
+    try:
+        codecs.lookup(str(value))
+    except LookupError:
+        raise IngestError(f"option encoding: unknown encoding {value!r}") from None
+    return str(value)
+
+
+def _escaped(data: bytes) -> str:
+    return data.decode("utf-8", errors="backslashreplace")
+
+
+def _bad_line_reason(line: bytes) -> str:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return f"invalid UTF-8 bytes {_escaped(line[err.start : err.end])} in the line"
+    return ""
+
+
+def decode_text(data: bytes, file: str | Path, encoding: str | None = None) -> DecodedText:
+    """`data` as text (see the module docstring)."""
+    if encoding is not None and codecs.lookup(encoding).name != "utf-8":
+        try:
+            return DecodedText(data.decode(encoding).removeprefix("\ufeff"))
+        except UnicodeDecodeError as err:
+            line = data.count(b"\n", 0, err.start) + 1
+            raise IngestError(
+                f"not {encoding} text: bytes {_escaped(data[err.start : err.end])} "
+                "(option encoding)",
+                file=file,
+                line=line,
+            ) from None
+    data = data.removeprefix(_BOM)
+    try:
+        return DecodedText(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        pass
+    bad: dict[int, str] = {}
+    start, line_no = 0, 1
+    while start < len(data):
+        end = data.find(b"\n", min(start + _CHUNK, len(data)))
+        end = len(data) if end < 0 else end + 1
+        chunk = data[start:end]
+        try:
+            chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            for i, line in enumerate(chunk.split(b"\n")):
+                reason = _bad_line_reason(line)
+                if reason:
+                    bad[line_no + i] = reason
+        line_no += chunk.count(b"\n")
+        start = end
+    return DecodedText(_escaped(data), bad)
+
+
+def read_text(path: Path, encoding: str | None = None) -> DecodedText:
+    """A file's text (plain or gzip) by `decode_text`."""
+    return decode_text(read_bytes(path), path, encoding)
+
+
+def strict_text(decoded: DecodedText, file: str | Path) -> str:
+    """The text of a source whose rows cannot be told apart by line (one JSON document): an
+    invalid byte is an error naming the file, the line and the bytes."""
+    if decoded.bad_lines:
+        line, reason = next(iter(sorted(decoded.bad_lines.items())))
+        raise IngestError(
+            f"{reason} (not UTF-8: set option encoding if the file is in another encoding)",
+            file=file,
+            line=line,
+        )
+    return decoded.text
+
+
+def row_reasons(row_lines: pl.Series, bad_lines: Mapping[int, str]) -> pl.Series:
+    """Per row of a parsed text file (the physical line each row starts on, ascending), the
+    reason of the first invalid line inside the row (a row spans its start line up to the next
+    row's), else null."""
+    if not bad_lines:
+        return pl.Series("reason", [None] * len(row_lines), dtype=pl.String)
+    rows = pl.DataFrame({"line": row_lines.cast(pl.Int64)}).with_row_index("i")
+    bad = pl.DataFrame(
+        {
+            "line": list(bad_lines),
+            "why": [f"line {n}: {r}" for n, r in bad_lines.items()],
+        },
+        schema={"line": pl.Int64, "why": pl.String},
+    ).sort("line")
+    owners = (
+        bad.join_asof(rows.sort("line"), on="line", strategy="backward")
+        .drop_nulls("i")
+        .group_by("i")
+        .agg(pl.col("why").first())
+    )
+    return rows.join(owners, on="i", how="left").sort("i")["why"].alias("reason").cast(pl.String)
