@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ingest import registry
 
@@ -50,6 +50,15 @@ class Source(_Strict):
             else ""
         )
         raise ValueError(f"unknown source kind {value!r} (known: {', '.join(known)}){hint}")
+
+    @model_validator(mode="after")
+    def _known_options(self) -> Source:
+        """Every option is one the kind's readers read (a typo is not silently ignored)."""
+        spec = registry.spec_for(self.kind)
+        problems = spec.options.problems(self.kind, self.options, self.location)
+        if problems:
+            raise ValueError(f"source {self.name}: " + "; ".join(problems))
+        return self
 
 
 class Node(_Strict):
@@ -210,7 +219,7 @@ def _format_errors(path: Path, err: ValidationError) -> str:
     for e in err.errors():
         loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in e["loc"])
         loc = loc.replace(".[", "[")
-        lines.append(f"  {loc or '<root>'}: {e['msg']}")
+        lines.append(f"  {loc or '<root>'}: {e['msg'].removeprefix('Value error, ')}")
     return "\n".join(lines)
 
 
