@@ -1,12 +1,16 @@
 """Load and validate `$FLEETLEDGER_HOME/fleetledger.yml`.
 
 The file is fleetledger's public configuration contract (see docs/config.md). Secrets are written
-as `${ENV_VAR}` references and resolved from the environment at load time; they are never stored
-inline. Relative `location`s are resolved against the directory that holds the config file.
+as `${ENV_VAR}` references and resolved from the environment at load time; a secret written
+inline is refused, naming its key, never its value (fleetledger/config_secrets.py, checked on the
+raw YAML). Relative `location`s are resolved against the directory that holds the config file
+and must stay inside the source roots (`source_roots`, `check_source_roots`). Each source's
+options must be ones its kind's readers read (`KindSpec.options`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from datetime import date
@@ -14,13 +18,29 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from fleetledger.config_alerts import Alerts, Budget, check_budgets
+from fleetledger.config_secrets import inline_secrets
 from ingest import registry
+from ingest.core.findings import IngestFinding
 
 DEFAULT_PARTITIONS_START = date(2024, 1, 1)
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_WILDCARD = re.compile(r"[*?\[{]")
+#: URL schemes that name no file or object (a slurm source that runs sacct)
+_NOT_A_LOCATION = ("sacct://",)
+
+log = logging.getLogger(__name__)
 
 
 class ConfigError(ValueError):
@@ -50,6 +70,15 @@ class Source(_Strict):
             else ""
         )
         raise ValueError(f"unknown source kind {value!r} (known: {', '.join(known)}){hint}")
+
+    @model_validator(mode="after")
+    def _known_options(self) -> Source:
+        """Every option is one the kind's readers read (a typo is not silently ignored)."""
+        spec = registry.spec_for(self.kind)
+        problems = spec.options.problems(self.kind, self.options, self.location)
+        if problems:
+            raise ValueError(f"source {self.name}: " + "; ".join(problems))
+        return self
 
 
 class Node(_Strict):
@@ -88,13 +117,6 @@ class RateCard(_Strict):
     power_price_per_kwh: float = Field(ge=0)
     host_overhead_w: float = Field(default=0, ge=0, description="non-GPU IT power per node")
     currency: str = "USD"
-
-
-class Budget(_Strict):
-    name: str
-    team: str | None = None
-    monthly_amount: float = Field(gt=0)
-    thresholds: list[float] = Field(default_factory=lambda: [0.5, 0.8, 1.0])
 
 
 class KindRule(_Strict):
@@ -152,10 +174,15 @@ class Config(_Strict):
     health: HealthSettings = Field(default_factory=HealthSettings)
     currency_rates: dict[str, float] = Field(default_factory=dict)
     budgets: list[Budget] = Field(default_factory=list)
-    alerts: dict[str, Any] = Field(default_factory=dict)
+    alerts: Alerts = Field(default_factory=Alerts)
+    # where local source locations may be (docs/config.md, "Source roots"); unset: relative
+    # locations stay inside the config file's folder or $FLEETLEDGER_HOME
+    source_roots: list[str] | None = None
 
     # where the file was loaded from; relative locations resolve against it
     base_dir: Path = Field(default=Path("."), exclude=True)
+    # what loading found that is worth telling without refusing the file (deprecated forms)
+    _findings: list[IngestFinding] = PrivateAttr(default_factory=list)
 
     @field_validator("sources")
     @classmethod
@@ -167,11 +194,21 @@ class Config(_Strict):
             seen.add(s.name)
         return sources
 
+    @model_validator(mode="after")
+    def _budget_channels(self) -> Config:
+        check_budgets(self.budgets, self.alerts)
+        return self
+
     def source(self, name: str) -> Source:
         for s in self.sources:
             if s.name == name:
                 return s
         raise KeyError(f"no source named {name!r} in the config")
+
+    @property
+    def findings(self) -> list[IngestFinding]:
+        """What loading found without refusing the file (check `config_deprecated`, info)."""
+        return self._findings
 
     def resolve(self, location: str) -> str:
         """An absolute path (or URL) for a source location given relative to the config file."""
@@ -210,21 +247,109 @@ def _format_errors(path: Path, err: ValidationError) -> str:
     for e in err.errors():
         loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in e["loc"])
         loc = loc.replace(".[", "[")
-        lines.append(f"  {loc or '<root>'}: {e['msg']}")
+        lines.append(f"  {loc or '<root>'}: {e['msg'].removeprefix('Value error, ')}")
     return "\n".join(lines)
 
 
 def parse_config(data: dict[str, Any], path: Path) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    inline = inline_secrets(data)
+    if inline:
+        raise ConfigError(
+            f"{path}: secrets must be ${{ENV_VAR}} references, not written inline "
+            f"(the value is not shown): {', '.join(inline)}"
+        )
     data = _expand_env(data, "")
     try:
         cfg = Config.model_validate({**data, "base_dir": path.parent})
     except ValidationError as err:
         raise ConfigError(_format_errors(path, err)) from None
+    check_source_roots(cfg, path)
+    for i, b in enumerate(cfg.budgets):
+        if b.legacy_form:
+            message = (
+                f"budgets[{i}] ({b.name}): the form {{name, team, monthly_amount}} is deprecated; "
+                "write scope: {team: ...}, amount, period: month"
+            )
+            log.warning("%s: %s", path, message)
+            cfg.findings.append(IngestFinding("config_deprecated", message, "info"))
     if cfg.inventory_file:
         cfg.inventory = cfg.inventory + _load_inventory_file(Path(cfg.resolve(cfg.inventory_file)))
     return cfg
+
+
+def source_roots(cfg: Config) -> tuple[list[str], bool]:
+    """The roots local locations must stay inside, and whether they were set explicitly
+    (`source_roots`; else the config file's folder and `$FLEETLEDGER_HOME`, for relative
+    locations only). A root is a path (relative ones resolve against the config file's
+    folder) or a URL prefix (`s3://bucket/prefix`)."""
+    if cfg.source_roots is None:
+        defaults = [_normal(str(cfg.base_dir)), _normal(str(fleetledger_home()))]
+        return list(dict.fromkeys(defaults)), False
+    return [
+        root if "://" in root else _normal(os.path.join(cfg.base_dir, root))
+        for root in cfg.source_roots
+    ], True
+
+
+def _normal(path: str) -> str:
+    # lexical: `..` is resolved, links are not followed (a link inside a root is the user's)
+    return os.path.normpath(os.path.abspath(path))
+
+
+def _under(location: str, roots: list[str]) -> bool:
+    for root in roots:
+        if "://" in root or "://" in location:
+            if "://" in root and "://" in location:
+                prefix = root.rstrip("/") + "/"
+                if location == root.rstrip("/") or location.startswith(prefix):
+                    return True
+            continue
+        if location == root or location.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def _location_problem(cfg: Config, location: str) -> str | None:
+    """Why a location is outside the source roots, or None."""
+    if location.startswith(_NOT_A_LOCATION):
+        return None
+    roots, explicit = source_roots(cfg)
+    is_url = "://" in location
+    relative = not is_url and not os.path.isabs(location)
+    if not relative and not explicit:
+        return None
+    parts = Path(location).parts if not is_url else location.split("://", 1)[1].split("/")
+    wild = next((i for i, part in enumerate(parts) if _WILDCARD.search(part)), None)
+    if wild is not None and ".." in parts[wild:]:
+        return f"{location!r}: `..` after a wildcard may leave the source roots"
+    target = location if is_url else _normal(os.path.join(cfg.base_dir, location))
+    if _under(target, roots):
+        return None
+    which = "source_roots" if explicit else "the config file's folder or $FLEETLEDGER_HOME"
+    return f"{location!r} resolves to {target}, outside {which} ({', '.join(roots)})"
+
+
+def check_source_roots(cfg: Config, path: Path) -> None:
+    """Every source location (and a slurm source's `events`, and `inventory_file`) is inside
+    the source roots: relative ones always, absolute paths and URLs when `source_roots` is
+    set. ConfigError naming the source otherwise; nothing is read."""
+    problems = []
+    for i, s in enumerate(cfg.sources):
+        where = [("location", s.location)]
+        if isinstance(s.options.get("events"), str):
+            where.append(("options.events", s.options["events"]))
+        for key, location in where:
+            problem = _location_problem(cfg, location)
+            if problem:
+                problems.append(f"  sources[{i}].{key} (source {s.name}): {problem}")
+    if cfg.inventory_file:
+        problem = _location_problem(cfg, cfg.inventory_file)
+        if problem:
+            problems.append(f"  inventory_file: {problem}")
+    if problems:
+        raise ConfigError("\n".join([f"{path}: source outside the source roots", *problems]))
 
 
 def _load_inventory_file(path: Path) -> list[Node]:
@@ -250,5 +375,15 @@ def load_config(path: Path | None = None) -> Config:
     try:
         data = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
+        raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(err)}") from None
     return parse_config(data, path)
+
+
+def _yaml_problem(err: yaml.YAMLError) -> str:
+    """The YAML error's problem and position, without the quoted source line (which may hold
+    a secret)."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or type(err).__name__
+    if mark is None:
+        return str(problem)
+    return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"

@@ -170,12 +170,34 @@ def config_frames(cfg: Config) -> dict[str, pl.DataFrame]:
         list(rates.items()), schema={"currency": pl.Utf8, "rate": pl.Float64}, orient="row"
     )
     budgets = pl.DataFrame(
-        [(b.name, b.team, b.monthly_amount, json.dumps(b.thresholds)) for b in cfg.budgets],
+        [
+            (
+                b.name,
+                b.scope.kind(),
+                b.scope.value(),
+                b.team,
+                b.amount,
+                b.currency or cfg.reporting_currency,
+                b.period,
+                json.dumps(b.thresholds),
+                json.dumps(b.basis),
+                json.dumps(b.channels),
+                b.include_shared_idle,
+            )
+            for b in cfg.budgets
+        ],
         schema={
             "budget": pl.Utf8,
+            "scope_kind": pl.Utf8,
+            "scope_value": pl.Utf8,
             "team": pl.Utf8,
-            "monthly_amount": pl.Float64,
+            "amount": pl.Float64,
+            "currency": pl.Utf8,
+            "period": pl.Utf8,
             "thresholds": pl.Utf8,
+            "basis": pl.Utf8,
+            "channels": pl.Utf8,
+            "include_shared_idle": pl.Boolean,
         },
         orient="row",
     )

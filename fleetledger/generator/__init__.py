@@ -159,10 +159,10 @@ def _config(fleet: Fleet) -> dict:
             }
         ],
         "budgets": [
-            {"name": "llm-training-monthly", "team": "llm-training", "monthly_amount": 120000},
-            {"name": "research-monthly", "team": "research", "monthly_amount": 40000},
-            {"name": "data-monthly", "team": "data", "monthly_amount": 25000},
-            {"name": "serving-monthly", "team": "serving", "monthly_amount": 60000},
+            {"name": "llm-training-monthly", "scope": {"team": "llm-training"}, "amount": 120000},
+            {"name": "research-monthly", "scope": {"team": "research"}, "amount": 40000},
+            {"name": "data-monthly", "scope": {"team": "data"}, "amount": 25000},
+            {"name": "serving-monthly", "scope": {"team": "serving"}, "amount": 60000},
         ],
     }
 

@@ -14,7 +14,18 @@ from typing import Any
 
 import polars as pl
 
-from ingest.billing import azure_cost, focus, focus_ledger, gcp_billing, oci_cost, suites
+from ingest.billing import (
+    aws_cur,
+    azure_cost,
+    focus,
+    focus_ledger,
+    gcp_bigquery,
+    gcp_billing,
+    gcp_catalog,
+    oci_cost,
+    s3,
+    suites,
+)
 from ingest.billing.aws_deliveries import land_aws_cur
 from ingest.billing.gcp_bigquery import invoice_months_for, read_bigquery
 from ingest.billing.gcp_catalog import land_catalog
@@ -22,7 +33,7 @@ from ingest.billing.periods import land_billing_files, land_periods
 from ingest.billing.tables import TABLES
 from ingest.core.common import ReadResult
 from ingest.core.errors import IngestError
-from ingest.core.spec import KindSpec, LandContext, SourceTotals
+from ingest.core.spec import KindOptions, KindSpec, LandContext, SourceTotals
 
 TOTALS = {"billing_source_totals": TABLES["billing_source_totals"]}
 #: the billing suites register when this module loads
@@ -85,6 +96,32 @@ def _focus_totals(ledger: Any, basis: str) -> SourceTotals:
     )
 
 
+_CREDENTIALS = (
+    "credentials are not read from fleetledger.yml; use the standard AWS chain "
+    "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, an instance or container role)"
+)
+
+#: the options each billing kind's readers accept (docs/config.md, "Source options")
+AWS_CUR_OPTIONS = KindOptions(
+    common=("export_name", "report_name", *s3.CLIENT_OPTIONS),
+    formats={f: () for f in aws_cur.FORMATS},
+    default_format="auto",
+    refused={name: _CREDENTIALS for name in s3.SECRET_OPTIONS},
+)
+GCP_BILLING_OPTIONS = KindOptions(
+    formats={f: ("encoding",) for f in gcp_billing.FORMATS},
+    default_format="auto",
+    schemes={"bigquery": gcp_bigquery.OPTIONS},
+)
+GCP_CATALOG_OPTIONS = KindOptions(common=gcp_catalog.OPTIONS)
+FOCUS_OPTIONS = KindOptions(
+    common=tuple(o for o in focus.OPTIONS if o != "format"),
+    formats={"auto": (), "csv": (), "parquet": ()},
+    default_format="auto",
+)
+AZURE_COST_OPTIONS = KindOptions(common=azure_cost.OPTIONS)
+OCI_COST_OPTIONS = KindOptions(common=("encoding",))
+
 AWS_CUR = KindSpec(
     kind="aws_cur",
     group="billing",
@@ -100,6 +137,7 @@ AWS_CUR = KindSpec(
     records_totals=True,
     remote=("s3",),
     open_tables=("aws_cur_lines",),
+    options=AWS_CUR_OPTIONS,
 )
 
 GCP_BILLING = KindSpec(
@@ -119,6 +157,7 @@ GCP_BILLING = KindSpec(
     ),
     records_totals=True,
     remote=("bigquery",),
+    options=GCP_BILLING_OPTIONS,
 )
 
 GCP_CATALOG = KindSpec(
@@ -130,10 +169,13 @@ GCP_CATALOG = KindSpec(
     partition="fetch",
     suite="blocking",
     remote=("http", "https"),
+    options=GCP_CATALOG_OPTIONS,
 )
 
 
-def _focus_kind(kind: str, description: str, read: Any, totals: SourceTotals) -> KindSpec:
+def _focus_kind(
+    kind: str, description: str, read: Any, totals: SourceTotals, options: KindOptions
+) -> KindSpec:
     return KindSpec(
         kind=kind,
         group="billing",
@@ -145,6 +187,7 @@ def _focus_kind(kind: str, description: str, read: Any, totals: SourceTotals) ->
         suite="blocking",
         totals=totals,
         records_totals=True,
+        options=options,
     )
 
 
@@ -153,18 +196,21 @@ FOCUS = _focus_kind(
     "FOCUS 1.0–1.3 cost files (CSV or Parquet)",
     _read_focus,
     _focus_totals(focus_ledger.ledger_file, focus.TOTAL_BASIS),
+    FOCUS_OPTIONS,
 )
 AZURE_COST = _focus_kind(
     "azure_cost",
     "Azure Cost Management exports, mapped to FOCUS",
     _read_azure,
     _focus_totals(azure_cost.ledger_file, azure_cost.TOTAL_BASIS),
+    AZURE_COST_OPTIONS,
 )
 OCI_COST = _focus_kind(
     "oci_cost",
     "OCI cost reports, mapped to FOCUS",
     _read_oci,
     _focus_totals(oci_cost.ledger_file, oci_cost.TOTAL_BASIS),
+    OCI_COST_OPTIONS,
 )
 
 SPECS = (AWS_CUR, GCP_BILLING, GCP_CATALOG, FOCUS, AZURE_COST, OCI_COST)

@@ -12,7 +12,8 @@ Only the standard library is imported here (the config imports this module throu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import difflib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -73,6 +74,87 @@ class SourceTotals:
 
 
 @dataclass(frozen=True)
+class KindOptions:
+    """The options a kind's readers accept (docs/config.md, a table per kind); any other option
+    of a source of the kind is refused when the config loads.
+
+    - `common`: the options of every source of the kind;
+    - `formats`: the values option `format` may take, each with the options only that format
+      reads (empty: the kind has no `format` option); `default_format` when `format` is unset;
+    - `schemes`: a location URL scheme whose reader takes other options (`bigquery://`): for such
+      a location the options are `common` and the scheme's, `format` included only if listed;
+    - `refused`: option names refused with their reason (credentials that belong elsewhere).
+    """
+
+    common: tuple[str, ...] = ()
+    formats: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    default_format: str | None = None
+    schemes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    refused: Mapping[str, str] = field(default_factory=dict)
+
+    def names(self) -> set[str]:
+        """Every option some source of the kind may set."""
+        names = set(self.common) | {n for opts in self.formats.values() for n in opts}
+        names |= {n for opts in self.schemes.values() for n in opts}
+        return names | ({"format"} if self.formats else set())
+
+    def allowed(self, options: Mapping[str, Any], location: str) -> set[str]:
+        """The options a source with these options and this location may set."""
+        scheme = location.split("://", 1)[0] if "://" in location else None
+        if scheme in self.schemes:
+            return set(self.common) | set(self.schemes[scheme])
+        allowed = set(self.common)
+        if self.formats:
+            allowed.add("format")
+            allowed |= set(self.formats.get(str(options.get("format", self.default_format)), ()))
+        return allowed
+
+    def problems(self, kind: str, options: Mapping[str, Any], location: str) -> list[str]:
+        """What is wrong with a source's options: an unknown `format` value, an option the kind
+        refuses, an option its reader does not read (with the nearest known one)."""
+        found: list[str] = []
+        scheme = location.split("://", 1)[0] if "://" in location else None
+        fmt = options.get("format")
+        if self.formats and scheme not in self.schemes and fmt is not None:
+            if str(fmt) not in self.formats:
+                found.append(
+                    f"option format: {kind} format {fmt!r} is not known "
+                    f"(known: {', '.join(self.formats)}){_nearest(str(fmt), self.formats)}"
+                )
+                return found
+        allowed = self.allowed(options, location)
+        for name in sorted(options, key=str):
+            name = str(name)
+            if name in allowed:
+                continue
+            if name in self.refused:
+                found.append(f"option {name}: {self.refused[name]}")
+            elif name in self.names():
+                found.append(f"option {name} is not read {self._context(name, options, location)}")
+            else:
+                hint = _nearest(name, self.names())
+                found.append(
+                    f"unknown option {name!r} for kind {kind}{hint} "
+                    f"(known: {', '.join(sorted(allowed)) or 'none'})"
+                )
+        return found
+
+    def _context(self, name: str, options: Mapping[str, Any], location: str) -> str:
+        scheme = location.split("://", 1)[0] if "://" in location else None
+        if scheme in self.schemes:
+            return f"for a {scheme}:// location"
+        fmt = options.get("format", self.default_format)
+        readers = [f"format {f}" for f, opts in self.formats.items() if name in opts]
+        readers += [f"{s}:// locations" for s, opts in self.schemes.items() if name in opts]
+        return f"with format {fmt} (only with {' or '.join(readers)})"
+
+
+def _nearest(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+@dataclass(frozen=True)
 class KindSpec:
     """One source kind.
 
@@ -88,6 +170,7 @@ class KindSpec:
     - `open_tables`: tables whose columns are the source's own (only lineage is fixed);
     - `unique_key`: the columns that identify a row of the main table; duplicates within a
       `{date}` partition are dropped and counted (ingest/core/duplicates.py).
+    - `options`: the options its readers accept (`KindOptions`); others are config errors.
     """
 
     kind: str
@@ -105,6 +188,7 @@ class KindSpec:
     remote: tuple[str, ...] = ()
     open_tables: tuple[str, ...] = ()
     unique_key: tuple[str, ...] = ()
+    options: KindOptions = field(default_factory=KindOptions)
 
     @property
     def table(self) -> str:

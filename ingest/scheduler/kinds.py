@@ -16,11 +16,12 @@ import polars as pl
 from ingest.core import quality_landed
 from ingest.core.common import ReadResult
 from ingest.core.partitions import land_files
-from ingest.core.spec import KindSpec
+from ingest.core.spec import KindOptions, KindSpec
 from ingest.scheduler.kubernetes import read_pods
 from ingest.scheduler.kubernetes_ksm import read_ksm
 from ingest.scheduler.kueue import read_workloads
 from ingest.scheduler.landing import land_run_logs, land_slurm
+from ingest.scheduler.run_logs import OPTIONS as RUN_LOG_OPTIONS
 from ingest.scheduler.slurm import read_sacct
 from ingest.scheduler.tables import TABLES
 
@@ -60,6 +61,38 @@ def _snapshot_day(_table: str) -> pl.Expr:
     return pl.col("snapshot_at").dt.date()
 
 
+#: the options each scheduler kind's readers accept (docs/config.md, "Source options")
+SLURM_OPTIONS = KindOptions(
+    common=(
+        # sacct files and the node events
+        "cluster",
+        "delimiter",
+        "columns",
+        "timezone",
+        "snapshot_date",
+        "snapshot_at",
+        "max_run_hours",
+        "encoding",
+        "events",
+        # the sacct command (`command: true` or a sacct:// location)
+        "command",
+        "sacct",
+        "args",
+        "extra_args",
+        "timeout_s",
+    ),
+)
+KUBERNETES_OPTIONS = KindOptions(
+    common=("cluster",),
+    formats={
+        "pods": ("snapshot_at", "encoding"),
+        "kube_state_metrics": ("scrape_time", "metric", "resource"),
+    },
+    default_format="pods",
+)
+KUEUE_OPTIONS = KindOptions(common=("cluster", "snapshot_at", "gpu_resource", "encoding"))
+RUN_LOGS_OPTIONS = KindOptions(common=RUN_LOG_OPTIONS)
+
 SLURM = KindSpec(
     kind="slurm",
     group="scheduler",
@@ -69,6 +102,7 @@ SLURM = KindSpec(
     land=land_slurm,
     day=_slurm_day,
     suite="warning",
+    options=SLURM_OPTIONS,
 )
 
 KUBERNETES = KindSpec(
@@ -81,6 +115,7 @@ KUBERNETES = KindSpec(
     day=_kubernetes_day,
     format_tables={"kube_state_metrics": "k8s_gpu_requests"},
     suite="warning",
+    options=KUBERNETES_OPTIONS,
 )
 
 KUEUE = KindSpec(
@@ -92,6 +127,7 @@ KUEUE = KindSpec(
     land=land_files,
     day=_snapshot_day,
     suite="warning",
+    options=KUEUE_OPTIONS,
 )
 
 RUN_LOGS = KindSpec(
@@ -101,6 +137,7 @@ RUN_LOGS = KindSpec(
     tables={"run_log_checkpoints": TABLES["run_log_checkpoints"]},
     land=land_run_logs,
     suite="warning",
+    options=RUN_LOGS_OPTIONS,
 )
 
 SPECS = (SLURM, KUBERNETES, KUEUE, RUN_LOGS)

@@ -299,7 +299,9 @@ def _time_limits(options: dict[str, Any], taken_at: datetime | None) -> _TimeLim
         taken_at = to_utc_datetime(options["snapshot_at"], "snapshot_at")
     what = "the export's snapshot time" if taken_at is not None else "now (ingest time)"
     now = datetime.now(UTC)
-    return _TimeLimits(latest_allowed(taken_at, now), what, max_hours_option(options))
+    return _TimeLimits(
+        latest_allowed(taken_at, now), what, max_hours_option(options, "max_run_hours")
+    )
 
 
 def parse_sacct(

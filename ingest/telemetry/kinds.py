@@ -15,9 +15,11 @@ import polars as pl
 from ingest.core import quality_landed
 from ingest.core.common import ReadResult
 from ingest.core.partitions import land_files
-from ingest.core.spec import KindSpec, LandContext
+from ingest.core.spec import KindOptions, KindSpec, LandContext
+from ingest.telemetry.dcgm import TEXT_FORMATS
 from ingest.telemetry.dcgm_formats import read_dcgm
 from ingest.telemetry.dcgm_prometheus import land_prometheus
+from ingest.telemetry.power import FORMAT_TABLES as POWER_FORMATS
 from ingest.telemetry.power import read_power
 from ingest.telemetry.tables import TABLES
 
@@ -44,6 +46,38 @@ def _read_power(path: Path, _day: date | None, source: str, options: dict[str, A
     return read_power(path, source=source, options=options)
 
 
+#: the options each DCGM format's reader accepts (docs/config.md, "Source options")
+DCGM_OPTIONS = KindOptions(
+    # the plausibility limits of every format (ingest/telemetry/dcgm_checks.py)
+    common=("day_slack_seconds", "max_power_w"),
+    formats={
+        **{f: ("scrape_time", "node_label") for f in TEXT_FORMATS},
+        "prometheus_range_json": ("node_label",),
+        "long_csv": ("node_label", "timezone"),
+        "long_parquet": ("node_label", "timezone"),
+        "nvidia_smi_csv": ("host", "timezone"),
+        "prometheus_api": (
+            "metrics",
+            "selector",
+            "chunk_seconds",
+            "node_label",
+            "timeout_seconds",
+            "retries",
+            "bearer_token",
+            "resume",
+        ),
+    },
+    default_format="prometheus_text",
+)
+POWER_OPTIONS = KindOptions(
+    common=("timezone",),
+    formats={
+        f: ("delimiter", "columns", "interval_seconds") if f == "node_gpu_rollup" else ()
+        for f in POWER_FORMATS
+    },
+    default_format="meter_csv",
+)
+
 DCGM = KindSpec(
     kind="dcgm",
     group="telemetry",
@@ -56,6 +90,7 @@ DCGM = KindSpec(
     # a sample: its series (every label, `hpc_job` and pod included: shared GPUs keep one
     # sample per job) and time
     unique_key=tuple(c for c, _ in TABLES["dcgm_samples"] if c != "value"),
+    options=DCGM_OPTIONS,
 )
 
 POWER = KindSpec(
@@ -71,6 +106,7 @@ POWER = KindSpec(
     day=_sample_day,
     format_tables={"node_gpu_rollup": "node_gpu_power_hourly"},
     suite="warning",
+    options=POWER_OPTIONS,
 )
 
 SPECS = (DCGM, POWER)

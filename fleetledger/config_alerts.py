@@ -1,0 +1,325 @@
+"""The `budgets:` and `alerts:` config schema (DESIGN.md, "Forecasts, budgets and alerts").
+
+Typed config objects, validated when the config loads: channel kinds and their fields, alert
+rules and their parameters, budgets and their scope. Delivery is not built here; the alerts
+issue builds it on these objects. Secret fields (channel URLs, SMTP credentials) must be
+`${ENV_VAR}` references in the file (fleetledger/config_secrets.py checks that on the raw
+YAML); the models only ever see the expanded values and never print them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: the channel every alert can go to without being configured (the run log)
+LOG_CHANNEL = "log"
+#: the older budget form `{name, team, monthly_amount, thresholds}`
+LEGACY_BUDGET_KEYS = frozenset({"team", "monthly_amount"})
+
+_NAME = r"^[a-z0-9][a-z0-9_-]*$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _http_url(value: str, what: str) -> str:
+    # the value may be a secret: the message never repeats it
+    if not value.startswith(("https://", "http://")):
+        raise ValueError(f"{what} must be an http:// or https:// URL")
+    return value
+
+
+class _Channel(_Strict):
+    name: str = Field(pattern=_NAME)
+    # one message a day listing the day's alerts instead of one message per alert
+    digest: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _not_log(cls, value: str) -> str:
+        if value == LOG_CHANNEL:
+            raise ValueError(f"channel name {LOG_CHANNEL!r} is reserved for the run log")
+        return value
+
+
+class SlackChannel(_Channel):
+    """A Slack-compatible incoming webhook."""
+
+    kind: Literal["slack"]
+    url: str
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _http_url(value, "url")
+
+
+class WebhookChannel(_Channel):
+    """A generic JSON webhook (one POST per alert)."""
+
+    kind: Literal["webhook"]
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _http_url(value, "url")
+
+
+class SmtpSettings(_Strict):
+    host: str = Field(min_length=1)
+    port: int = Field(default=587, ge=1, le=65535)
+    security: Literal["starttls", "ssl", "none"] = "starttls"
+    username: str | None = None
+    password: str | None = None
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> SmtpSettings:
+        if (self.username is None) != (self.password is None):
+            raise ValueError("smtp: give both username and password, or neither")
+        return self
+
+
+class EmailChannel(_Channel):
+    """SMTP email."""
+
+    kind: Literal["email"]
+    to: list[str] = Field(min_length=1)
+    from_: str = Field(alias="from")
+    smtp: SmtpSettings
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @field_validator("to")
+    @classmethod
+    def _addresses(cls, value: list[str]) -> list[str]:
+        for i, address in enumerate(value):
+            if "@" not in address:
+                raise ValueError(f"to[{i}]: {address!r} is not an email address")
+        return value
+
+    @field_validator("from_")
+    @classmethod
+    def _from(cls, value: str) -> str:
+        if "@" not in value:
+            raise ValueError(f"{value!r} is not an email address")
+        return value
+
+
+Channel = Annotated[SlackChannel | WebhookChannel | EmailChannel, Field(discriminator="kind")]
+
+
+class _Rule(_Strict):
+    name: str | None = Field(default=None, pattern=_NAME)
+    # names from alerts.channels (or `log`); unset: the owning team's channels, else the log
+    channels: list[str] | None = None
+    muted: bool = False
+
+
+class IdleAllocationRule(_Rule):
+    """An allocation idle for longer than `min_hours` (a notebook left on over a weekend)."""
+
+    kind: Literal["idle_allocation"]
+    min_hours: float = Field(default=8, gt=0)
+
+
+class IdleShareRule(_Rule):
+    """A team's allocated-idle share of its GPU-hours above `max_share` in a calendar month."""
+
+    kind: Literal["idle_share"]
+    max_share: float = Field(default=0.25, gt=0, le=1)
+
+
+class XidSpikeRule(_Rule):
+    """A node whose XID count jumps above `factor` x its trailing baseline."""
+
+    kind: Literal["xid_spike"]
+    factor: float = Field(default=3, gt=1)
+
+
+class GpuDownRule(_Rule):
+    """A GPU down for more than `min_hours`."""
+
+    kind: Literal["gpu_down"]
+    min_hours: float = Field(default=4, gt=0)
+
+
+class SpendAnomalyRule(_Rule):
+    """A day's spend outside the forecast's 99 % band and more than `min_impact` away from it
+    (reporting currency)."""
+
+    kind: Literal["spend_anomaly"]
+    min_impact: float = Field(default=500, ge=0)
+
+
+class RestatementRule(_Rule):
+    """A restated billing period moving a provider's spend by more than `min_share`."""
+
+    kind: Literal["restatement"]
+    min_share: float = Field(default=0.05, gt=0)
+
+
+AlertRule = Annotated[
+    IdleAllocationRule
+    | IdleShareRule
+    | XidSpikeRule
+    | GpuDownRule
+    | SpendAnomalyRule
+    | RestatementRule,
+    Field(discriminator="kind"),
+]
+
+
+class Alerts(_Strict):
+    # alert messages link into the explorer when set
+    app_url: str | None = None
+    channels: list[Channel] = Field(default_factory=list)
+    rules: list[AlertRule] = Field(default_factory=list)
+
+    @field_validator("app_url")
+    @classmethod
+    def _app_url(cls, value: str | None) -> str | None:
+        return None if value is None else _http_url(value, "app_url")
+
+    @model_validator(mode="after")
+    def _names(self) -> Alerts:
+        seen: set[str] = set()
+        for i, ch in enumerate(self.channels):
+            if ch.name in seen:
+                raise ValueError(f"channels[{i}]: channel name {ch.name!r} is used twice")
+            seen.add(ch.name)
+        counts: dict[str, int] = {}
+        names: set[str] = set()
+        for i, rule in enumerate(self.rules):
+            counts[rule.kind] = counts.get(rule.kind, 0) + 1
+            name = rule.name or f"{rule.kind}-{counts[rule.kind]}"
+            if name in names:
+                raise ValueError(f"rules[{i}]: rule name {name!r} is used twice")
+            names.add(name)
+            _known_channels(f"rules[{i}].channels", rule.channels or [], seen)
+        return self
+
+    def channel_names(self) -> set[str]:
+        return {ch.name for ch in self.channels} | {LOG_CHANNEL}
+
+    def rule_names(self) -> list[str]:
+        """Each rule's name: its own, else `<kind>-<n>` (n counting the rules of its kind)."""
+        counts: dict[str, int] = {}
+        out = []
+        for rule in self.rules:
+            counts[rule.kind] = counts.get(rule.kind, 0) + 1
+            out.append(rule.name or f"{rule.kind}-{counts[rule.kind]}")
+        return out
+
+
+def _known_channels(key: str, names: list[str], channels: set[str]) -> None:
+    for j, name in enumerate(names):
+        if name != LOG_CHANNEL and name not in channels:
+            known = ", ".join(sorted(channels | {LOG_CHANNEL}))
+            raise ValueError(f"{key}[{j}]: no channel named {name!r} in alerts.channels ({known})")
+
+
+class BudgetScope(_Strict):
+    """What a budget counts: one team, one provider, one sub-account, or (empty) the whole bill."""
+
+    team: str | None = None
+    provider: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    sub_account: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> BudgetScope:
+        given = [k for k in ("team", "provider", "sub_account") if getattr(self, k) is not None]
+        if len(given) > 1:
+            raise ValueError(f"a scope names one of team, provider, sub_account, not {given}")
+        return self
+
+    def kind(self) -> str:
+        for k in ("team", "provider", "sub_account"):
+            if getattr(self, k) is not None:
+                return k
+        return "total"
+
+    def value(self) -> str | None:
+        return self.team or self.provider or self.sub_account
+
+
+class Budget(_Strict):
+    name: str = Field(min_length=1)
+    scope: BudgetScope = Field(default_factory=BudgetScope)
+    amount: float = Field(gt=0)
+    # unset: the reporting currency
+    currency: str | None = Field(default=None, pattern=r"^[A-Z]{3}$")
+    period: Literal["month", "quarter"] = "month"
+    thresholds: list[float] = Field(default_factory=lambda: [0.5, 0.8, 1.0], min_length=1)
+    basis: list[Literal["actual", "forecast"]] = Field(
+        default_factory=lambda: ["actual", "forecast"], min_length=1
+    )
+    # names from alerts.channels (or `log`); empty: the log only
+    channels: list[str] = Field(default_factory=list)
+    include_shared_idle: bool = False
+    # set when the file used the older form {name, team, monthly_amount}
+    legacy_form: bool = Field(default=False, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        """The older `{name, team, monthly_amount, thresholds}` form: scope {team}, period
+        month (the loader warns that it is deprecated)."""
+        if not isinstance(data, dict):
+            return data
+        if "legacy_form" in data:
+            raise ValueError("legacy_form is not a budget key")
+        if not LEGACY_BUDGET_KEYS & set(data):
+            return data
+        mixed = sorted({"scope", "amount", "period"} & set(data))
+        if mixed:
+            raise ValueError(
+                f"the older form (team, monthly_amount) cannot be mixed with {', '.join(mixed)}"
+            )
+        new = {k: v for k, v in data.items() if k not in LEGACY_BUDGET_KEYS}
+        if data.get("team") is not None:
+            new["scope"] = {"team": data["team"]}
+        if "monthly_amount" in data:
+            new["amount"] = data["monthly_amount"]
+        return {**new, "period": "month", "legacy_form": True}
+
+    @field_validator("thresholds")
+    @classmethod
+    def _thresholds(cls, value: list[float]) -> list[float]:
+        if any(t <= 0 for t in value):
+            raise ValueError("thresholds are shares of the amount, each > 0")
+        if value != sorted(set(value)):
+            raise ValueError("thresholds must be increasing, each once")
+        return value
+
+    @field_validator("basis")
+    @classmethod
+    def _basis(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("basis lists actual and forecast at most once each")
+        return value
+
+    @model_validator(mode="after")
+    def _shared_idle(self) -> Budget:
+        if self.include_shared_idle and self.scope.team is None:
+            raise ValueError("include_shared_idle is for team budgets (scope: {team: ...})")
+        return self
+
+    @property
+    def team(self) -> str | None:
+        return self.scope.team
+
+
+def check_budgets(budgets: list[Budget], alerts: Alerts) -> None:
+    """Budget names are unique and their channels exist (ValueError naming the budget)."""
+    seen: set[str] = set()
+    channels = {ch.name for ch in alerts.channels}
+    for i, b in enumerate(budgets):
+        if b.name in seen:
+            raise ValueError(f"budgets[{i}]: budget name {b.name!r} is used twice")
+        seen.add(b.name)
+        _known_channels(f"budgets[{i}].channels", b.channels, channels)
