@@ -21,13 +21,17 @@ SAMPLE_DIRS = (
 D1, D2 = date(2026, 11, 2), date(2026, 11, 3)
 
 
+class SamplesMissing(FileNotFoundError):
+    """The real sample exports are not there: the cases built from them are skipped."""
+
+
 def samples_dir() -> Path:
     """shared/samples (the real exports); the corpus needs it like tests/conftest.py's
     `samples` fixture does."""
     for c in SAMPLE_DIRS:
         if c and Path(c).is_dir():
             return Path(c)
-    raise FileNotFoundError("shared/samples is not available (set FLEETLEDGER_SAMPLES)")
+    raise SamplesMissing("shared/samples is not available (set FLEETLEDGER_SAMPLES)")
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -188,10 +192,3 @@ def gcp_file(
 ) -> Path:
     lines = [r if isinstance(r, str) else json.dumps(r) for r in rows]
     return write(folder / "gcp" / name, "\n".join(lines) + ("\n" if lines else ""))
-
-
-def touch_old(path: Path) -> Path:
-    """Give a file an mtime inside the case's days (scrape files without timestamps)."""
-    t = datetime(D1.year, D1.month, D1.day, 12, tzinfo=UTC).timestamp()
-    os.utime(path, (t, t))
-    return path
