@@ -333,7 +333,6 @@ CASES = [
         Expect(
             "quarantine", landed=2, quarantined=1, reason=r"(?i)end.*(future|after|snapshot|now)"
         ),
-        pending="finding 3",
     ),
     Case(
         "slurm",
@@ -347,7 +346,6 @@ CASES = [
             quarantined=1,
             reason=r"(?i)end.*before.*start|start.*after.*end",
         ),
-        pending="finding 3",
     ),
     Case(
         "kubernetes",
@@ -355,7 +353,6 @@ CASES = [
         # D1 intact (a, b); D2: a intact, b without status -> 2 + 1 land, 1 quarantined
         _pods({D1: [pod("a"), pod("b")], D2: [pod("a"), pod("b", status=None)]}),
         Expect("quarantine", landed=3, quarantined=1, reason=r"(?i)status"),
-        pending="finding 5",
     ),
     Case(
         "slurm",
@@ -366,7 +363,6 @@ CASES = [
             + b"\n"
         ),
         Expect("flagged", landed=2, quarantined=1, reason=r"(?i)utf|encod|decod|byte"),
-        pending="finding 9",
     ),
     Case(
         "slurm",
