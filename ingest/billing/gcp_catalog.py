@@ -107,6 +107,7 @@ def fetch_skus(
     endpoint: str, *, source: str, options: dict[str, Any], now: datetime | None = None
 ) -> pl.DataFrame:
     """List the configured services' SKUs and keep the GPU ones, as `gcp_catalog_skus` rows."""
+    import requests
     from google.api_core import exceptions as gexc
 
     opts = _options(options)
@@ -122,6 +123,13 @@ def fetch_skus(
             )
         except gexc.GoogleAPIError as err:
             raise IngestError(f"list_skus({parent}) failed: {err}", file=file) from None
+        except requests.RequestException as err:
+            # the REST transport raises requests' errors when the endpoint cannot be reached
+            raise IngestError(
+                f"source {source}: cannot reach the Cloud Billing Catalog at {endpoint}: "
+                f"{type(err).__name__}",
+                file=file,
+            ) from None
         for ordinal, sku in enumerate(skus, start=1):
             category = sku.category
             keep = category.resource_group in opts["groups"] or bool(

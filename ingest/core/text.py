@@ -11,6 +11,7 @@ escaped, for the quarantine's `raw`.
 from __future__ import annotations
 
 import codecs
+import gzip
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from ingest.core.common import read_bytes
+from ingest.core.common import ReadResult, quarantine_frame, read_bytes
 from ingest.core.errors import IngestError
 
 #: bytes checked at once before the lines of a chunk with an invalid byte are looked at
@@ -133,3 +134,95 @@ def row_reasons(row_lines: pl.Series, bad_lines: Mapping[int, str]) -> pl.Series
         .agg(pl.col("why").first())
     )
     return rows.join(owners, on="i", how="left").sort("i")["why"].alias("reason").cast(pl.String)
+
+
+def invalid_utf8_lines(data: bytes) -> dict[int, str]:
+    """The 1-based lines of `data` (plain or gzip bytes) that carry bytes which are not UTF-8,
+    with the reason; empty, at the cost of one decode, when the whole text is valid."""
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return dict(decode_text(data, "").bad_lines)
+    return {}
+
+
+def blank_invalid_lines(data: bytes) -> tuple[bytes, pl.DataFrame | None]:
+    """`data` (plain or gzip) with each line that carries bytes which are not UTF-8 emptied
+    (line numbers kept), and those lines as `x_line_number`, `reason`, `raw` (None when the
+    text is valid; valid plain text is returned as it is, gzip untouched)."""
+    plain = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+    bad = invalid_utf8_lines(plain)
+    if not bad:
+        return data, None
+    lines = plain.split(b"\n")
+    for n in bad:
+        lines[n - 1] = b""
+    rejected = pl.DataFrame(
+        {
+            "x_line_number": list(bad),
+            "reason": [f"line {n}: {r}" for n, r in bad.items()],
+            "raw": [_escaped(plain.split(b"\n")[n - 1]).rstrip("\r") for n in bad],
+        },
+        schema={"x_line_number": pl.Int64, "reason": pl.String, "raw": pl.String},
+    ).sort("x_line_number")
+    return b"\n".join(lines), rejected
+
+
+def _lossy(result: ReadResult) -> bool:
+    """Whether a string column of the rows or the quarantine holds U+FFFD."""
+    for frame in (result.rows, result.quarantine):
+        cols = [c for c, t in frame.schema.items() if t in (pl.String, pl.Categorical)]
+        if (
+            cols
+            and frame.select(
+                pl.any_horizontal(
+                    pl.col(c).cast(pl.String).str.contains("\ufffd", literal=True).any()
+                    for c in cols
+                )
+            ).item()
+        ):
+            return True
+    return False
+
+
+def quarantine_invalid_lines(
+    result: ReadResult, data: bytes, *, source: str, file: str
+) -> ReadResult:
+    """`result` of a reader that parsed `data` leniently (polars `utf8-lossy`), with the rows
+    on lines that carry bytes which are not UTF-8 moved to its quarantine: the reason names the
+    line and shows the bytes escaped, and the raw line keeps them escaped. A row is one line
+    (`x_line_number`); a rejected row already on such a line takes the encoding reason."""
+    if data[:2] == b"\x1f\x8b":
+        # compressed text went to polars as it was: decompress only when the lossy decode
+        # left a replacement character in what was read
+        if not _lossy(result):
+            return result
+        data = gzip.decompress(data)
+    bad = invalid_utf8_lines(data)
+    if not bad:
+        return result
+    lines = _escaped(data).split("\n")
+    numbers = sorted(bad)
+    on_bad = pl.col("x_line_number").is_in(numbers)
+    moved = result.rows.filter(on_bad).get_column("x_line_number").unique().sort()
+    earlier = result.quarantine.filter(on_bad).get_column("x_line_number").unique()
+    hit = sorted(set(moved.to_list()) | set(earlier.to_list()))
+    rejected = quarantine_frame(
+        source,
+        file,
+        hit,
+        [f"line {n}: {bad[n]}" for n in hit],
+        [lines[n - 1].rstrip("\r") if n - 1 < len(lines) else None for n in hit],
+    )
+    quarantine = pl.concat(
+        [result.quarantine.filter(~on_bad), rejected], how="vertical_relaxed"
+    ).sort("x_line_number")
+    return ReadResult(
+        rows=result.rows.filter(~on_bad),
+        quarantine=quarantine,
+        sentinels_dropped=result.sentinels_dropped,
+        warnings=result.warnings,
+        files=result.files,
+    )

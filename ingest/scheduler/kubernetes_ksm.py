@@ -28,6 +28,7 @@ import polars as pl
 from ingest.core.common import ReadResult, quarantine_from
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_quarantine, polars_schema
+from ingest.core.text import quarantine_invalid_lines
 from ingest.telemetry.dcgm import _SLOW_LINE, _VALUE, _default_time, _unescape, text_lines
 
 TABLE = "k8s_gpu_requests"
@@ -157,7 +158,7 @@ def read_ksm(path: str | Path, *, source: str, options: dict[str, Any] | None = 
     except OSError as err:
         raise IngestError(f"cannot read file: {err.strerror or err}", file=path) from None
     cluster = options.get("cluster")
-    return parse_ksm(
+    result = parse_ksm(
         data,
         source=source,
         file=str(path),
@@ -166,3 +167,4 @@ def read_ksm(path: str | Path, *, source: str, options: dict[str, Any] | None = 
         metric=str(options.get("metric", METRIC)),
         resource=_resource_name(str(options.get("resource", RESOURCE))),
     )
+    return quarantine_invalid_lines(result, data, source=source, file=str(path))

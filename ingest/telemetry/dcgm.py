@@ -30,6 +30,7 @@ import polars as pl
 from ingest.core.common import ReadResult, file_mtime, quarantine_from, to_utc_datetime
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
+from ingest.core.text import blank_invalid_lines
 from ingest.telemetry.dcgm_labels import (
     SENTINEL_MIN,
     TABLE,
@@ -102,9 +103,28 @@ def _read_csv(data: bytes, file: str, **kw: Any) -> pl.DataFrame:
     try:
         return pl.read_csv(data, has_header=False, **kw)
     except (OSError, pl.exceptions.PolarsError) as err:
+        if "utf-8" in str(err).lower():
+            raise IngestError(f"not UTF-8 text: {err}".splitlines()[0], file=file or None) from None
         if data[:2] == b"\x1f\x8b":
             raise IngestError(f"corrupt or truncated gzip data: {err}", file=file or None) from None
         raise
+
+
+def _split_lines(data: bytes, file: str) -> pl.DataFrame:
+    """Each line split at its first `}`: `s` = `name{labels` (categorical), `r` = the rest."""
+    return _read_csv(
+        data,
+        file,
+        separator="}",
+        quote_char=None,
+        schema={"s": pl.Categorical, "r": pl.String},
+        missing_columns="insert",
+        truncate_ragged_lines=True,
+        encoding="utf8-lossy",
+        raise_if_empty=False,
+        row_index_name="x_line_number",
+        row_index_offset=1,
+    ).filter(pl.col("s").is_not_null())
 
 
 def text_lines(data: bytes) -> pl.DataFrame:
@@ -188,21 +208,20 @@ def parse_text(
         raise IngestError(f"dcgm format {fmt!r} is not a text exposition format", file=file)
     if not data or data.isspace():
         return ReadResult(empty_frame(TABLE), empty_quarantine(), files=[file])
+    # lines with bytes that are not UTF-8 are emptied here and quarantined below; a plain text
+    # is checked at once (one decode), a gzip one only when polars refuses it
+    invalid: pl.DataFrame | None = None
+    if data[:2] != b"\x1f\x8b":
+        data, invalid = blank_invalid_lines(data)
 
     # 1. split at the first `}`: `name{labels` | ` value [ts]`
-    df = _read_csv(
-        data,
-        file,
-        separator="}",
-        quote_char=None,
-        schema={"s": pl.Categorical, "r": pl.String},
-        missing_columns="insert",
-        truncate_ragged_lines=True,
-        encoding="utf8-lossy",
-        raise_if_empty=False,
-        row_index_name="x_line_number",
-        row_index_offset=1,
-    ).filter(pl.col("s").is_not_null())
+    try:
+        df = _split_lines(data, file)
+    except IngestError as err:
+        if "utf-8" not in str(err).lower():
+            raise
+        data, invalid = blank_invalid_lines(data)
+        df = _split_lines(data, file)
     keys = (
         df.select(code=pl.col("s").to_physical(), key=pl.col("s"))
         .unique("code")
@@ -313,6 +332,12 @@ def parse_text(
         time=ts_us.fill_null(default_us).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
     )
     rows = finish_rows(good, source=source, file=file)
+    if invalid is not None:
+        rejected.append(
+            invalid.select(
+                pl.lit(source).alias("x_source"), pl.lit(file).alias("x_source_file"), pl.all()
+            )
+        )
     quarantine = (
         pl.concat([q.cast(dict(empty_quarantine().schema)) for q in rejected]).sort("x_line_number")  # type: ignore[arg-type]
         if rejected

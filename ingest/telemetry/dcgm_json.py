@@ -28,6 +28,7 @@ import polars as pl
 from ingest.core.common import ReadResult, quarantine_from, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
+from ingest.core.text import decode_text, strict_text
 from ingest.telemetry.dcgm_labels import (
     TABLE,
     finish_rows,
@@ -129,7 +130,8 @@ def parse_prometheus_json(
 ) -> ReadResult:
     """Parse one or more Prometheus API responses already in memory. With `window` = (a, b),
     only samples with a <= time < b are kept (and counted, blank or rejected)."""
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    # one JSON document: a byte that is not UTF-8 is an error naming the file and line
+    text = strict_text(decode_text(data, file), file) if isinstance(data, bytes) else data
     if not text.strip():
         return ReadResult(empty_frame(TABLE), empty_quarantine(), files=[file])
     pts = samples_frame(text, file)

@@ -25,6 +25,7 @@ import polars as pl
 from ingest.core.common import ReadResult, parse_utc, quarantine_from, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
+from ingest.core.text import quarantine_invalid_lines
 from ingest.telemetry.dcgm_labels import TABLE, finish_rows, is_sentinel, resolve_frame
 
 _TIME = ("timestamp", "time", "ts", "sampled_at")
@@ -202,7 +203,7 @@ def read_long(
             raise IngestError(f"cannot read CSV: {err}", file=path) from None
         df = df.rename({c: c.strip() for c in df.columns})
         first = 2
-    return parse_long(
+    result = parse_long(
         df,
         source=source,
         file=str(path),
@@ -210,3 +211,6 @@ def read_long(
         node_label=node_label,
         timezone=timezone,
     )
+    if fmt == "long_parquet":
+        return result
+    return quarantine_invalid_lines(result, data, source=source, file=str(path))

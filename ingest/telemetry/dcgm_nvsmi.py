@@ -28,6 +28,7 @@ import polars as pl
 from ingest.core.common import ReadResult, parse_utc, quarantine_from
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
+from ingest.core.text import quarantine_invalid_lines
 from ingest.telemetry.dcgm import text_lines
 from ingest.telemetry.dcgm_labels import TABLE, finish_rows, resolve_frame
 
@@ -250,10 +251,11 @@ def read_nvidia_smi(
         data = path.read_bytes()
     except OSError as err:
         raise IngestError(f"cannot read file: {err.strerror or err}", file=path) from None
-    return parse_nvidia_smi(
+    result = parse_nvidia_smi(
         data,
         source=source,
         file=str(path),
         host=str(options.get("host") or host_from_path(path)),
         timezone=str(options.get("timezone", "UTC")),
     )
+    return quarantine_invalid_lines(result, data, source=source, file=str(path))

@@ -20,6 +20,7 @@ import polars as pl
 from ingest.core.common import ReadResult, parse_utc, quarantine_from, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_quarantine, polars_schema
+from ingest.core.text import quarantine_invalid_lines
 from ingest.telemetry.power_rollup import read_node_gpu_rollup
 
 TABLE = "power_readings"
@@ -110,7 +111,9 @@ def read_power_csv(
 ) -> ReadResult:
     """Read one power meter CSV (plain or gzip; header required)."""
     path = Path(path)
-    return parse_power_csv(read_bytes(path), source=source, file=str(path), options=options)
+    data = read_bytes(path)
+    result = parse_power_csv(data, source=source, file=str(path), options=options)
+    return quarantine_invalid_lines(result, data, source=source, file=str(path))
 
 
 def read_power(

@@ -32,6 +32,7 @@ import polars as pl
 from ingest.core.common import ReadResult, parse_utc, quarantine_from, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_quarantine, polars_schema
+from ingest.core.text import quarantine_invalid_lines
 
 TABLE = "node_gpu_power_hourly"
 
@@ -193,4 +194,6 @@ def read_node_gpu_rollup(
 ) -> ReadResult:
     """Read one rollup export (plain or gzip) into `node_gpu_power_hourly` rows."""
     path = Path(path)
-    return parse_rollup(read_bytes(path), source=source, file=str(path), options=options)
+    data = read_bytes(path)
+    result = parse_rollup(data, source=source, file=str(path), options=options)
+    return quarantine_invalid_lines(result, data, source=source, file=str(path))

@@ -204,7 +204,10 @@ CASES = [
         _cur(aws_secret_access_key="abc"),
         Expect(
             "error",
-            (r"(?i)secrets must be \$\{ENV_VAR\}|credentials are not read", r"aws_secret_access_key"),
+            (
+                r"(?i)secrets must be \$\{ENV_VAR\}|credentials are not read",
+                r"aws_secret_access_key",
+            ),
         ),
     ),
     Case("aws_cur", "unknown-format", _cur(format="cur3"), Expect("error", (r"format.*'cur3'",))),
@@ -224,7 +227,9 @@ CASES = [
         "gcp_billing",
         "nan-cost",
         _gcp([gcp_row(), gcp_row(cost=float("nan"))]),
-        Expect("quarantine", landed=1, quarantined=1, reason=r"(?i)cost is (NaN|not a finite number)"),
+        Expect(
+            "quarantine", landed=1, quarantined=1, reason=r"(?i)cost is (NaN|not a finite number)"
+        ),
     ),
     Case(
         "gcp_billing",
@@ -301,8 +306,7 @@ CASES = [
         _catalog(description_regex="gpu("),
         Expect("error", (r"description_regex", r"(?i)regex|pattern")),
     ),
-    # --- not handled on main and not in issue 11 (reported to the lead): the connection
-    # error escapes as requests.ConnectionError instead of an IngestError naming the source
+    # an unreachable Catalog endpoint is an IngestError naming the source and the endpoint
     Case(
         "gcp_catalog",
         "endpoint-unreachable",
@@ -312,7 +316,6 @@ CASES = [
             (r"prices", r"127\.0\.0\.1:9", r"(?i)fail|refused|connect|unavailable"),
             landed=0,
         ),
-        pending="unfiled: gcp_catalog connection errors are not IngestErrors",
     ),
     # --- issue 11 findings, pending their fixes
     Case(

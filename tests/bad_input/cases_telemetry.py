@@ -318,7 +318,6 @@ CASES = [
             + f"{D1}T00:01:00Z,dc\xff1,main,facility,100\n".encode("latin-1")
         ),
         Expect("flagged", landed=1, quarantined=1, reason=r"(?i)utf|encod|decod|byte"),
-        pending="finding 9",
     ),
     Case(
         "dcgm",
