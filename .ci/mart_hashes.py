@@ -28,8 +28,11 @@ import tempfile
 from datetime import date, timedelta
 from pathlib import Path
 
-import duckdb
 import polars as pl
+
+# the mart reading and comparison the re-run tests use too (tests/mart_compare.py)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from mart_compare import compare_frames, read_marts  # noqa: E402
 
 START = date(2026, 10, 2)
 FLEETS = {
@@ -37,48 +40,6 @@ FLEETS = {
     "mig": {"days": 2, "seed": 2, "aws_nodes": 2, "gcp_nodes": 1, "onprem_nodes": 2, "mig": True},
     "unlabelled": {"days": 3, "seed": 1, "hpc_job_labels": False},
 }
-# columns that differ between two runs of the same data by design
-RUN_COLUMNS = {"run_id", "run_at", "first_run_id", "first_run_at", "last_run_id", "last_run_at"}
-REL_TOL = 1e-9
-
-
-def read_marts(warehouse: Path, home: Path) -> dict[str, pl.DataFrame]:
-    con = duckdb.connect(str(warehouse), read_only=True)
-    try:
-        names = [
-            r[0]
-            for r in con.execute(
-                "select table_name from information_schema.tables "
-                "where table_schema = 'main' and (table_name like 'fct\\_%' escape '\\' "
-                "or table_name like 'dim\\_%' escape '\\') order by 1"
-            ).fetchall()
-        ]
-        out = {}
-        for name in names:
-            columns = con.execute(
-                "select column_name, data_type from information_schema.columns "
-                "where table_schema = 'main' and table_name = ? order by ordinal_position",
-                [name],
-            ).fetchall()
-            # nested values (lists, structs, maps) are compared as their text
-            select = ", ".join(
-                f'cast("{c}" as varchar) as "{c}"'
-                if any(k in t for k in ("[]", "STRUCT", "MAP"))
-                else f'"{c}"'
-                for c, t in columns
-                if c not in RUN_COLUMNS
-            )
-            frame = pl.from_arrow(con.sql(f'select {select} from "{name}"').to_arrow_table())
-            assert isinstance(frame, pl.DataFrame)
-            frame = frame.with_columns(
-                pl.col(pl.String).str.replace_all(str(home), "<home>", literal=True)
-            )
-            floats = [c for c, t in frame.schema.items() if t.is_float()]
-            order = [c for c in frame.columns if c not in floats] + floats
-            out[name] = frame.sort(order, nulls_last=True)
-        return out
-    finally:
-        con.close()
 
 
 def file_hashes(home: Path) -> dict[str, str]:
@@ -133,24 +94,9 @@ def compare(before: Path, after: Path, names: list[str]) -> tuple[list[str], flo
             compared += 1
             x = pl.read_parquet(before / fleet / f"{mart}.parquet")
             y = pl.read_parquet(after / fleet / f"{mart}.parquet")
-            if x.schema != y.schema or x.height != y.height:
-                problems.append(f"{fleet}.{mart}: shape {x.shape} {x.schema} -> {y.shape}")
-                continue
-            for col, dtype in x.schema.items():
-                if dtype.is_float():
-                    pair = pl.DataFrame({"a": x[col], "b": y[col]})
-                    if not pair["a"].is_null().equals(pair["b"].is_null()):
-                        problems.append(f"{fleet}.{mart}.{col}: nulls differ")
-                        continue
-                    a, b = pl.col("a"), pl.col("b")
-                    rel_expr = (a - b).abs() / pl.max_horizontal(a.abs(), pl.lit(1.0))
-                    rel = float(pair.select(rel_expr.max()).item() or 0.0)
-                    worst = max(worst, rel)
-                    if rel > REL_TOL:
-                        problems.append(f"{fleet}.{mart}.{col}: differs by {rel:.3g} (relative)")
-                elif not x[col].equals(y[col]):
-                    n = int((x[col] != y[col]).sum())
-                    problems.append(f"{fleet}.{mart}.{col}: {n} values differ")
+            found, rel = compare_frames(f"{fleet}.{mart}", x, y)
+            problems += found
+            worst = max(worst, rel)
     return problems, worst, compared
 
 

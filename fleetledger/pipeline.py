@@ -194,7 +194,7 @@ def run_pipeline(
 
     from orchestration.build import build_definitions
     from orchestration.config_assets import CONFIG_TABLES_KEY
-    from orchestration.ingest_assets import raw_asset_key
+    from orchestration.ingest_assets import SOURCE_AVAILABLE_CHECK, raw_asset_key
     from orchestration.publish import WAREHOUSE_SNAPSHOT_KEY
     from orchestration.schedules import DAILY_JOB_NAME
 
@@ -293,6 +293,9 @@ def run_pipeline(
             out.checks.append(outcome)
             if not ev.passed and ev.blocking:
                 failures.append(f"blocking {outcome} failed")
+            elif not ev.passed and ev.check_name == SOURCE_AVAILABLE_CHECK:
+                # the source's asset kept its landed data so the others could publish
+                failures.append(f"asset {outcome.asset} failed: {ev.description}")
         elif event.event_type == DagsterEventType.STEP_FAILURE:
             step = event.step_key or "?"
             assets = step_assets.get(step)
@@ -319,6 +322,8 @@ def run_pipeline(
         )
         if skipped:
             message += f"\n  ({len(skipped)} of {len(selection)} assets not materialised)"
+        if out.published is not None:
+            message += f"\n  the other sources were built and published: {out.published}"
         if out.log_path:
             message += f"\n  log: {out.log_path}"
         raise PipelineError(message, failures)

@@ -4,12 +4,24 @@ Each asset is a thin wrapper around `ingest.registry.ingest_source`; what it kno
 source's kind (group, landing table) comes from the kind registry (ingest/registry.py). The
 asset is daily partitioned with a single-run backfill policy, so a range of days is one call
 with the whole list of days.
+
+A source that cannot be reached (`SourceUnavailable`: its store kept failing after every retry)
+fails only its own asset, and not in a way that holds the warehouse back: the asset keeps what
+the source landed before, records the days it owes (ingest/core/missed.py) and reports its
+`source_available` check failed (severity ERROR, not blocking) with the source, location, last
+error and attempts. dbt and publish go on with every other source; `fleetledger run` exits
+non-zero naming the source. The source's next run lands the owed days too.
 """
 
 from dataclasses import asdict, is_dataclass
+from datetime import date
+from pathlib import Path
 from typing import Any
 
 from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
     AssetsDefinition,
@@ -21,8 +33,16 @@ from dagster import (
 
 from fleetledger.config import Config, Source
 from ingest import registry
-from orchestration.partitions import DAILY, SINGLE_RUN, days_in_range, partitions_for
+from ingest.core.errors import SourceUnavailable
+from ingest.core.missed import clear_missed, record_missed, with_missed
+from ingest.core.report import IngestReport
+from orchestration.partitions import DAILY, SINGLE_RUN, days_in_range, first_day, partitions_for
 from orchestration.resources import FleetResource
+
+#: the check of every ingest asset that fails when its source could not be reached
+SOURCE_AVAILABLE_CHECK = "source_available"
+#: the `error` finding of a source that could not be read
+UNAVAILABLE_FINDING = "source_unavailable"
 
 
 def kinds_landing(table: str) -> set[str]:
@@ -67,9 +87,10 @@ def build_ingest_asset(
 ) -> AssetsDefinition:
     spec = registry.spec_for(source.kind)
     table = spec.table_for(source.options)
+    key = raw_asset_key(source.name)
 
     @asset(
-        key=raw_asset_key(source.name),
+        key=key,
         group_name=spec.group,
         partitions_def=partitions,
         backfill_policy=SINGLE_RUN,
@@ -80,19 +101,92 @@ def build_ingest_asset(
             f"landed in `raw/{table}/{source.name}/`."
         ),
         metadata={"kind": source.kind, "table": table, "location": source.location},
+        check_specs=[
+            AssetCheckSpec(
+                SOURCE_AVAILABLE_CHECK,
+                asset=key,
+                description="The source's location could be read (fails, naming the location, "
+                "the last error and the attempts, when it could not; its landed data is kept).",
+            )
+        ],
     )
     def _ingest(context: AssetExecutionContext, fleet: FleetResource) -> MaterializeResult:
         cfg = fleet.load_config()
         src = cfg.source(source.name)
         key_range = context.partition_key_range
-        days = days_in_range(key_range.start, key_range.end)
-        context.log.info(f"ingesting {src.name} ({src.kind}) for {days[0]}..{days[-1]}")
-        report = registry.ingest_source(cfg, src, days, fleet.home_path)
+        home = fleet.home_path
+        asked = days_in_range(key_range.start, key_range.end)
+        days = with_missed(home, src.name, asked, first_day(partitions))
+        context.log.info(f"ingesting {src.name} ({src.kind}) for {asked[0]}..{asked[-1]}")
+        owed = sorted(set(days) - set(asked))
+        if owed:
+            context.log.info(f"{src.name}: also the {len(owed)} days an earlier run missed")
+        try:
+            report = registry.ingest_source(cfg, src, days, home)
+        except SourceUnavailable as err:
+            return _unavailable(context, src, days, err, home)
+        clear_missed(home, src.name)
         for warning in getattr(report, "warnings", None) or []:
             context.log.warning(f"{src.name}: {warning}")
-        return MaterializeResult(metadata=_report_metadata(report))
+        metadata = _report_metadata(report)
+        if owed:
+            metadata["caught_up_days"] = MetadataValue.md("\n".join(f"- {d}" for d in owed))
+        return MaterializeResult(
+            metadata=metadata,
+            check_results=[
+                AssetCheckResult(
+                    check_name=SOURCE_AVAILABLE_CHECK,
+                    passed=True,
+                    description=f"{src.location} read",
+                )
+            ],
+        )
 
     return _ingest
+
+
+def unavailable_message(source: Source, err: SourceUnavailable) -> str:
+    return (
+        f"source {source.name} ({source.kind}, location {source.location}) is unavailable: "
+        f"{err}; its landed data was kept, and its next run lands the days this one missed"
+    )
+
+
+def _unavailable(
+    context: AssetExecutionContext,
+    source: Source,
+    days: list[date],
+    err: SourceUnavailable,
+    home: Path,
+) -> MaterializeResult:
+    """The source could not be read: keep what it landed, owe the days, fail its check. The
+    report holds one `error` finding (`source_unavailable`) counting the days owed."""
+    message = unavailable_message(source, err)
+    missed = record_missed(home, source.name, days, str(err))
+    context.log.error(message)
+    report = IngestReport(source=source.name, kind=source.kind, table=registry.source_table(source))
+    report.warn(UNAVAILABLE_FINDING, message, "error", count=len(missed.days))
+    return MaterializeResult(
+        metadata={
+            **_report_metadata(report),
+            "status": MetadataValue.text("unavailable"),
+            "error": MetadataValue.text(message),
+            "attempts": err.attempts or 0,
+            "missed_days": len(missed.days),
+        },
+        check_results=[
+            AssetCheckResult(
+                check_name=SOURCE_AVAILABLE_CHECK,
+                passed=False,
+                severity=AssetCheckSeverity.ERROR,
+                description=message,
+                metadata={
+                    "missed_days": MetadataValue.md("\n".join(f"- {d}" for d in missed.days)),
+                    "attempts": err.attempts or 0,
+                },
+            )
+        ],
+    )
 
 
 def build_ingest_assets(cfg: Config | None) -> list[AssetsDefinition]:

@@ -83,6 +83,8 @@ def test_every_kind_gets_an_asset_in_its_group(tmp_path: Path) -> None:
         if spec.suite is not None:
             assert (name, "landing_expectations") in checks, spec.kind
         assert ((name, "source_totals_accounted") in checks) == spec.records_totals
+        # every ingest asset reports whether its source could be read at all
+        assert (name, "source_available") in checks, spec.kind
 
 
 # --------------------------------------------------------------------------- a fake kind
@@ -166,7 +168,8 @@ def test_a_kind_registered_in_a_test_appears_everywhere(
     key = AssetKey(["raw", "meters"])
     assert graph.get(key).group_name == "telemetry"
     assert {k.name for k in graph.asset_check_keys if k.asset_key == key} == {
-        "landing_expectations"
+        "landing_expectations",
+        "source_available",
     }
     # and it runs: 2 rows landed, 1 quarantined, the check passes
     job = defs.resolve_implicit_global_asset_job_def()
@@ -180,8 +183,11 @@ def test_a_kind_registered_in_a_test_appears_everywhere(
     assert landed["kwh"].to_list() == [1.5, 2.0]
     q = pl.read_parquet(tmp_path / "raw" / "quarantine" / "meters" / f"date={day}")
     assert q["reason"].to_list() == ["kwh is not a number: 'n/a'"]
-    (check,) = result.get_asset_check_evaluations()
+    checks = {c.check_name: c for c in result.get_asset_check_evaluations()}
+    assert set(checks) == {"landing_expectations", "source_available"}
+    check = checks["landing_expectations"]
     assert check.passed and check.metadata["quarantined_rows"].value == 1
+    assert checks["source_available"].passed
     # gone again after the test: nothing else knows it
     registry.unregister("fake_meter")
     assert "fake_meter" not in registry.kind_names() and FAKE_TABLE not in SCHEMAS

@@ -6,9 +6,12 @@
 S3: bucket and prefix come from the location; `endpoint_url`, `region` and `profile` from the
 source options. Credentials come only from the standard boto3 chain (environment, shared config and
 credentials files, SSO, instance or container role): never from fleetledger.yml, and they are never
-logged. Throttling (`SlowDown`, `Throttling`, 429) and 5xx answers are retried by botocore
-(`adaptive` mode, 8 attempts, exponential backoff with jitter); a body that breaks off while it is
-read is fetched again, with backoff, up to `READ_ATTEMPTS` times.
+logged. Throttling (`SlowDown`, `Throttling`), 5xx answers and dropped connections are retried
+by botocore with exponential backoff and jitter: source options `retry_mode` (`adaptive`, the
+default, or `standard`) and `max_attempts` (every try of one request, the first included; default
+8). A body that breaks off while it is read is fetched again, with backoff, up to `READ_ATTEMPTS`
+times. A request that still fails raises `SourceUnavailable` naming the location, the last error
+and the attempts.
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from ingest.core.errors import IngestError
+from ingest.core.errors import IngestError, SourceUnavailable
 
+#: botocore tries of one request (the first included) unless the source's `max_attempts` says
 MAX_ATTEMPTS = 8
+RETRY_MODES = ("adaptive", "standard")
 READ_ATTEMPTS = 4
 #: source options that configure the S3 client
-CLIENT_OPTIONS = ("endpoint_url", "region", "profile")
+CLIENT_OPTIONS = ("endpoint_url", "region", "profile", "max_attempts", "retry_mode")
 #: option names that would put a secret into the config: refused
 SECRET_OPTIONS = (
     "aws_access_key_id",
@@ -148,6 +153,24 @@ def _data_loader() -> Any:
     return create_loader()
 
 
+def retry_settings(options: dict[str, Any]) -> tuple[int, str]:
+    """(`max_attempts`, `retry_mode`) from the source options, with their defaults; an
+    IngestError naming the option when a value is not usable."""
+    raw = options.get("max_attempts", MAX_ATTEMPTS)
+    try:
+        if isinstance(raw, bool):
+            raise ValueError
+        attempts = int(str(raw).strip())
+    except ValueError:
+        raise IngestError(f"option max_attempts: {raw!r} is not a whole number of tries") from None
+    if attempts < 1:
+        raise IngestError(f"option max_attempts: {attempts} (at least 1: the first try)")
+    mode = str(options.get("retry_mode") or RETRY_MODES[0])
+    if mode not in RETRY_MODES:
+        raise IngestError(f"option retry_mode: {mode!r} is not one of {', '.join(RETRY_MODES)}")
+    return attempts, mode
+
+
 def s3_client(options: dict[str, Any]) -> Any:
     """A boto3 S3 client from the source options and the standard credential chain (a new
     session each time, so changed credentials are picked up)."""
@@ -162,6 +185,7 @@ def s3_client(options: dict[str, Any]) -> Any:
             "AWS chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO, an instance "
             "or container role)"
         )
+    attempts, mode = retry_settings(options)
     profile = options.get("profile")
     core = botocore.session.get_session()
     core.register_component("data_loader", _data_loader())  # service models parsed once
@@ -169,7 +193,8 @@ def s3_client(options: dict[str, Any]) -> Any:
         botocore_session=core, profile_name=str(profile) if profile else None
     )
     config = BotoConfig(
-        retries={"max_attempts": MAX_ATTEMPTS, "mode": "adaptive"},
+        # total_max_attempts counts the first try (botocore's max_attempts would not)
+        retries={"total_max_attempts": attempts, "mode": mode},
         connect_timeout=10,
         read_timeout=60,
     )
@@ -217,21 +242,40 @@ class S3Store:
     def uri(self, key: str) -> str:
         return f"s3://{self.bucket}/{self._key(key)}"
 
-    def _fail(self, err: Exception, what: str) -> IngestError:
+    @property
+    def max_attempts(self) -> int:
+        """The tries botocore makes of one request (the client's retry config)."""
+        config = getattr(getattr(self.client, "meta", None), "config", None)
+        retries = getattr(config, "retries", None) or {}
+        return int(retries.get("total_max_attempts") or MAX_ATTEMPTS)
+
+    def _attempts(self, err: Exception) -> int:
+        response = getattr(err, "response", None) or {}
+        retried = (response.get("ResponseMetadata") or {}).get("RetryAttempts")
+        return int(retried) + 1 if isinstance(retried, int) else self.max_attempts
+
+    def _fail(self, err: Exception, what: str, attempts: int | None = None) -> SourceUnavailable:
+        """The store could not be read: SourceUnavailable naming the location, the last error
+        and how many times the request was tried."""
         from botocore.exceptions import NoCredentialsError
 
         if isinstance(err, NoCredentialsError):
-            return IngestError(
+            return SourceUnavailable(
                 f"{what}: no AWS credentials found (standard chain: environment, AWS_PROFILE, "
-                "shared credentials file, SSO, instance or container role)"
+                "shared credentials file, SSO, instance or container role)",
+                attempts=1,
             )
+        attempts = attempts or self._attempts(err)
         code = _error_code(err)
         msg = str(err).splitlines()[0] if str(err) else type(err).__name__
         if code in ("NoSuchBucket",):
-            return IngestError(f"{what}: bucket {self.bucket} does not exist")
-        if code in ("AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
-            return IngestError(f"{what}: access denied ({code})")
-        return IngestError(f"{what}: {msg}")
+            problem = f"{what}: bucket {self.bucket} does not exist"
+        elif code in ("AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
+            problem = f"{what}: access denied ({code})"
+        else:
+            problem = f"{what}: {msg}"
+        tried = f" (tried {attempts} time{'s' if attempts != 1 else ''})"
+        return SourceUnavailable(problem + tried, attempts=attempts)
 
     def list(self, prefix: str = "") -> list[ObjectInfo]:
         from botocore.exceptions import BotoCoreError, ClientError
@@ -305,7 +349,7 @@ class S3Store:
                 raise self._fail(err, uri) from None
             except transient as err:
                 if attempt + 1 >= READ_ATTEMPTS:
-                    raise self._fail(err, f"{uri} (after {READ_ATTEMPTS} reads)") from None
+                    raise self._fail(err, uri, attempts=READ_ATTEMPTS) from None
                 self._sleep(_backoff(attempt))
             except BotoCoreError as err:
                 raise self._fail(err, uri) from None

@@ -31,3 +31,16 @@ class IngestError(Exception):
         elif line is not None:
             where = f"line {line}: "
         super().__init__(f"{where}{problem}")
+
+
+class SourceUnavailable(IngestError):
+    """The source's location could not be reached (a store that keeps answering 5xx or
+    throttling after every retry, a refused connection, denied access, missing credentials):
+    nothing about its data is known, so what it landed before stays as it was.
+
+    `attempts` is how many times the last request was tried; the message names the location
+    and the last error."""
+
+    def __init__(self, problem: str, *, attempts: int | None = None) -> None:
+        self.attempts = attempts
+        super().__init__(problem)

@@ -20,7 +20,7 @@ import pytest
 from aws_cur_helpers import make_bucket, s3_source, write_config
 
 from ingest.billing.s3 import S3Store, s3_client
-from ingest.core.errors import IngestError
+from ingest.core.errors import IngestError, SourceUnavailable
 from ingest.registry import ingest_source
 
 BUCKET = "broken-deliveries"
@@ -239,8 +239,8 @@ def stub_s3(moto_endpoint: str) -> Iterator[tuple[str, _Script]]:
 def test_s3_reads_retry_throttling_5xx_and_cut_bodies(stub_s3: tuple[str, _Script]) -> None:
     endpoint, script = stub_s3
     client = s3_client({"endpoint_url": endpoint, "region": "us-east-1"})
-    # retries={"max_attempts": 8} (8 retries: botocore keeps it as 9 attempts in all)
-    assert client.meta.config.retries == {"total_max_attempts": 9, "mode": "adaptive"}
+    # the defaults: 8 tries of a request in all (the first included), adaptive mode
+    assert client.meta.config.retries == {"total_max_attempts": 8, "mode": "adaptive"}
     waits: list[float] = []
     store = S3Store("bkt", "cur", client, sleep=waits.append)
     # throttled (503 SlowDown), or a 5xx: botocore retries with backoff, the next answer is read
@@ -255,8 +255,8 @@ def test_s3_reads_retry_throttling_5xx_and_cut_bodies(stub_s3: tuple[str, _Scrip
     assert store.read("x.csv") == BODY
     assert script.requests == 2
     assert len(waits) == 1
-    # always cut: gives up after READ_ATTEMPTS reads, naming the object
+    # always cut: gives up after READ_ATTEMPTS reads, naming the object and the tries
     script.answers[:] = ["cut"]
     script.requests = 0
-    with pytest.raises(IngestError, match=r"s3://bkt/cur/x.csv \(after 4 reads\)"):
+    with pytest.raises(SourceUnavailable, match=r"s3://bkt/cur/x.csv: .*\(tried 4 times\)"):
         store.read("x.csv")
