@@ -234,7 +234,11 @@ def land_prometheus(ctx: LandContext) -> None:
         result = read_prometheus_day(url, day, source=name, options=ctx.options, state_dir=state)
         report.files_read.extend(result.files)
         report.sentinels_dropped += result.sentinels_dropped
-        if result.rows.height == 0:
-            report.warnings.append(f"no samples for {day} from {url}: landed an empty partition")
-        land_partition(ctx.home, ctx.table, name, partition, result.rows, result.quarantine, report)
+        land_partition(
+            ctx,
+            partition,
+            result.rows,
+            result.quarantine,
+            reason=f"no samples for {day} from {url}",
+        )
         Checkpoints(state).clear()
