@@ -6,6 +6,7 @@ asset is daily partitioned with a single-run backfill policy, so a range of days
 with the whole list of days.
 """
 
+from collections.abc import Mapping
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from dagster import (
 
 from fleetledger.config import Config, Source
 from ingest import registry
+from ingest.core.guards import ALLOW_SHRINK_TAG
 from orchestration.partitions import DAILY, SINGLE_RUN, days_in_range, partitions_for
 from orchestration.resources import FleetResource
 
@@ -62,6 +64,12 @@ def _report_metadata(report: Any) -> dict[str, Any]:
     return meta
 
 
+def allowed_to_shrink(tags: Mapping[str, str]) -> set[str]:
+    """The sources a run lets lose landed rows: its `fleetledger/allow_shrink` tag (set by
+    `fleetledger run --allow-shrink NAME`, or by hand on a run launched from the UI)."""
+    return {n.strip() for n in tags.get(ALLOW_SHRINK_TAG, "").split(",") if n.strip()}
+
+
 def build_ingest_asset(
     source: Source, partitions: DailyPartitionsDefinition = DAILY
 ) -> AssetsDefinition:
@@ -87,7 +95,10 @@ def build_ingest_asset(
         key_range = context.partition_key_range
         days = days_in_range(key_range.start, key_range.end)
         context.log.info(f"ingesting {src.name} ({src.kind}) for {days[0]}..{days[-1]}")
-        report = registry.ingest_source(cfg, src, days, fleet.home_path)
+        allow = src.name in allowed_to_shrink(context.run.tags)
+        if allow:
+            context.log.warning(f"{src.name}: --allow-shrink: landed rows may be removed")
+        report = registry.ingest_source(cfg, src, days, fleet.home_path, allow_shrink=allow)
         for warning in getattr(report, "warnings", None) or []:
             context.log.warning(f"{src.name}: {warning}")
         return MaterializeResult(metadata=_report_metadata(report))

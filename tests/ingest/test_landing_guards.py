@@ -18,10 +18,16 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
+from dagster import DagsterInstance, materialize
 
-from fleetledger.config import Config
+from fleetledger.cli import main
+from fleetledger.config import Config, load_config
 from ingest.core.errors import IngestError
+from ingest.core.guards import ALLOW_SHRINK_TAG
 from ingest.registry import ingest_source
+from orchestration.ingest_assets import allowed_to_shrink, build_ingest_asset
+from orchestration.resources import FleetResource
 
 D1, D2 = date(2026, 11, 2), date(2026, 11, 3)
 
@@ -413,3 +419,57 @@ def test_node_events_location_matching_no_file_keeps_landed_data(tmp_path: Path)
     r = ingest_source(cfg, cfg.source("hpc"), [D1], home)
     assert snapshot(home) == before
     assert [(f.check, f.count) for f in r.findings] == [("empty_partition", 1)]
+
+
+# ------------------------------------------------------------------ the flag: run tag and CLI
+
+
+def write_home(home: Path, root: Path, source: dict) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "fleetledger.yml").write_text(
+        yaml.safe_dump({"sources": [{**source, "location": str(root / source["location"])}]})
+    )
+
+
+def test_allow_shrink_travels_as_a_run_tag(tmp_path: Path) -> None:
+    """The ingest asset reads `--allow-shrink` from its run's tags: a run without the tag (a
+    scheduled one) is refused and keeps the day, a run with it lands the smaller day."""
+    root, home = tmp_path / "fleet", tmp_path / "home"
+    dcgm_day(root, 10)
+    write_home(home, root, DCGM)
+    asset = build_ingest_asset(load_config(home / "fleetledger.yml").source("dcgm"))
+    resources = {"fleet": FleetResource(home=str(home))}
+
+    def run(tags: dict[str, str]) -> bool:
+        result = materialize(
+            [asset],
+            resources=resources,
+            partition_key=D1.isoformat(),
+            tags=tags,
+            raise_on_error=False,
+            instance=DagsterInstance.ephemeral(),
+        )
+        return result.success
+
+    assert run({})
+    before = snapshot(home)
+    dcgm_day(root, 4)
+    assert not run({})
+    assert not run({ALLOW_SHRINK_TAG: "other-source"})
+    assert snapshot(home) == before
+    assert run({ALLOW_SHRINK_TAG: "other-source,dcgm"})
+    assert rows_of(home, "dcgm_samples", "dcgm", f"date={D1}") == 4
+    assert allowed_to_shrink({ALLOW_SHRINK_TAG: " a, ,b"}) == {"a", "b"}
+
+
+def test_allow_shrink_names_a_configured_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, home = tmp_path / "fleet", tmp_path / "home"
+    dcgm_day(root, 1)
+    write_home(home, root, DCGM)
+    args = ["run", "--date", D1.isoformat(), "--allow-shrink", "dcmg", "--home", str(home)]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "--allow-shrink: no source named 'dcmg'" in err and "configured: dcgm" in err
+    assert not (home / "raw").exists()
