@@ -8,7 +8,10 @@ month; a FOCUS line of 30 September can be billed in October). Each landed perio
 whole, from all the files of the source: rows, rejected rows (`raw/quarantine/`) and the
 source's own totals for it (`billing_source_totals`). Every file is read before anything is
 landed, so a file that cannot be read (a missing mandatory column) fails the source and lands
-nothing.
+nothing; a location matching no file fails it too. A period is kept as landed when the landing
+guard refuses it (ingest/core/guards.py): a file now empty (or a header only) that landed rows
+of the period came from, or more than `max_row_drop` fewer rows; a period the files hold no row
+for any more is a gap, kept.
 
 Source totals: each reader has a `ledger_file` that reads each row's period, currency and
 amount from the file itself (csv module / JSON / pyarrow and Decimal), independently of the
