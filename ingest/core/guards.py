@@ -66,10 +66,19 @@ class ShrinkGuard:
     refused: list[str] = field(default_factory=list)
 
     def landed(
-        self, home: Path, table: str, partition: str, quarantine_source: str | None = None
+        self,
+        home: Path,
+        table: str,
+        partition: str,
+        quarantine_source: str | None = None,
+        *,
+        with_quarantine: bool = True,
     ) -> int:
-        """Rows landed in `partition` of `table` plus its quarantined rows."""
+        """Rows landed in `partition` of `table` plus (`with_quarantine`) its quarantined rows
+        (`raw/quarantine/<quarantine_source, default the source>/<partition>/`)."""
         rows = landed_rows(partition_dir(home, table, self.source, partition))
+        if not with_quarantine:
+            return rows
         q = partition_dir(home, QUARANTINE_TABLE, quarantine_source or self.source, partition)
         return rows + landed_rows(q)
 
@@ -82,13 +91,17 @@ class ShrinkGuard:
         report: IngestReport,
         *,
         quarantine_source: str | None = None,
+        with_quarantine: bool = True,
         reason: str | None = None,
         check: str = "empty_partition",
     ) -> bool:
-        """Whether `partition` of `table` may be replaced by `new` rows (landed + quarantined).
+        """Whether `partition` of `table` may be replaced by `new` rows (landed + quarantined;
+        landed only when the caller does not replace the quarantine: `with_quarantine=False`).
         `reason` says why the source holds nothing (e.g. "no files for 2026-11-02 (…)"); with it
         an empty partition is reported as a finding `check` (severity warning) either way."""
-        old = self.landed(home, table, partition, quarantine_source)
+        old = self.landed(
+            home, table, partition, quarantine_source, with_quarantine=with_quarantine
+        )
         day = partition_day(partition)
         if new == 0 and old > 0 and not self.allow:
             why = reason or f"no rows for {partition} in {table}"

@@ -102,15 +102,22 @@ def land_node_events(ctx: LandContext) -> None:
         part = rows.filter(pl.col("_day") == day).drop("_day")
         # rejected lines have no day: they are filed with the first requested day
         q = result.quarantine if day == first else result.quarantine.clear()
-        new = part.height + (q.height if day in days else 0)
+        requested = day in days  # an overlapping day's quarantine is not replaced
+        new = part.height + (q.height if requested else 0)
         # an empty day is common (events are rare): only one that had events is reported
         if not ctx.guard.admit(
-            home, NODE_EVENTS_TABLE, partition, new, report, quarantine_source=q_source
+            home,
+            NODE_EVENTS_TABLE,
+            partition,
+            new,
+            report,
+            quarantine_source=q_source,
+            with_quarantine=requested,
         ):
             continue
         land(home, NODE_EVENTS_TABLE, source.name, partition, part)
         report.node_events_landed += part.height
-        if day in days:
+        if requested:
             land_quarantine(home, q_source, partition, q)
             report.rows_quarantined += q.height
     outside = rows.filter(pl.col("_day") > last).height

@@ -13,6 +13,8 @@ import csv
 import gzip
 import io
 import json
+import os
+import sys
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -473,3 +475,28 @@ def test_allow_shrink_names_a_configured_source(
     err = capsys.readouterr().err
     assert "--allow-shrink: no source named 'dcmg'" in err and "configured: dcgm" in err
     assert not (home / "raw").exists()
+
+
+def test_an_empty_sacct_window_keeps_the_landed_day(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `sacct` call that prints no job for a day with landed jobs (slurmdbd purged it) is a
+    gap: the day keeps its jobs."""
+    out = tmp_path / "sacct-out.txt"
+    exe = tmp_path / "bin" / "sacct"
+    exe.parent.mkdir()
+    exe.write_text(f"#!{sys.executable}\nimport sys\nsys.stdout.write(open({str(out)!r}).read())\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    out.write_text(SACCT)
+    cfg = config(tmp_path, {"name": "hpc", "kind": "slurm", "location": "sacct://"})
+    home = tmp_path / "home"
+    assert ingest_source(cfg, cfg.source("hpc"), [D1], home).rows_landed == 1
+    before = snapshot(home)
+    out.write_text(SACCT.splitlines()[0] + "\n")
+    r = ingest_source(cfg, cfg.source("hpc"), [D1], home)
+    assert snapshot(home) == before
+    assert [(f.check, f.severity, f.day, f.count) for f in r.findings] == [
+        ("empty_partition", "warning", D1, 1)
+    ]
+    assert str(r.findings[0]).startswith(f"sacct printed no job for {D1}: a gap")
