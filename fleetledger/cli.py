@@ -88,7 +88,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
 # run
 
 
-def _run_pipeline(home: Path, start: date, end: date, sources: list[str] | None) -> Any:
+def _run_pipeline(
+    home: Path,
+    start: date,
+    end: date,
+    sources: list[str] | None,
+    allow_shrink: list[str] | None = None,
+) -> Any:
     # deferred: a run loads Dagster and dbt (seconds); other commands do not need them
     from fleetledger.pipeline import run_pipeline
 
@@ -97,7 +103,7 @@ def _run_pipeline(home: Path, start: date, end: date, sources: list[str] | None)
         def progress(message: str) -> None:
             status.update(f"[{start}..{end}] {message}")
 
-        return run_pipeline(home, start, end, sources, progress=progress)
+        return run_pipeline(home, start, end, sources, progress=progress, allow_shrink=allow_shrink)
 
 
 def _count(meta: dict[str, Any], *names: str) -> str:
@@ -163,7 +169,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         start, end = args.start, args.end
     else:
         start = end = _yesterday()
-    result = _run_pipeline(_home(args), start, end, args.source)
+    result = _run_pipeline(_home(args), start, end, args.source, args.allow_shrink)
     _print_run_summary(result)
     return 0
 
@@ -408,6 +414,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="NAME",
         help="only this configured source (repeatable); dbt build and publish still run",
+    )
+    p.add_argument(
+        "--allow-shrink",
+        action="append",
+        metavar="NAME",
+        help=(
+            "this source's partitions may lose landed rows in this run: an emptied billing file "
+            "or a drop of more than max_row_drop is landed instead of refused (repeatable)"
+        ),
     )
     p.add_argument("--home", metavar="DIR", help=home_help)
     p.set_defaults(func=cmd_run)

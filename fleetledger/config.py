@@ -32,6 +32,7 @@ from fleetledger.config_alerts import Alerts, Budget, check_budgets
 from fleetledger.config_secrets import inline_secrets
 from ingest import registry
 from ingest.core.findings import IngestFinding
+from ingest.core.guards import DEFAULT_MAX_ROW_DROP
 
 DEFAULT_PARTITIONS_START = date(2024, 1, 1)
 
@@ -57,6 +58,8 @@ class Source(_Strict):
     kind: str
     location: str
     options: dict[str, Any] = Field(default_factory=dict)
+    # the landing guard of this source (default: the top-level `max_row_drop`)
+    max_row_drop: float | None = Field(default=None, ge=0, le=1)
 
     @field_validator("kind")
     @classmethod
@@ -165,6 +168,9 @@ class Config(_Strict):
     # the first UTC day a run may account (the first Dagster partition): set it earlier to
     # backfill older bills and scheduler logs
     partitions_start: date = DEFAULT_PARTITIONS_START
+    # the landing guard (docs/landing.md): a run never replaces a landed partition by one with
+    # more than this share fewer rows (landed + quarantined) unless `--allow-shrink SOURCE`
+    max_row_drop: float = Field(default=DEFAULT_MAX_ROW_DROP, ge=0, le=1)
     utilization_signal: UtilizationSignal = "auto"
     # how long a DCGM sample stays valid; unset: 2 x each series' median sample interval
     stale_after_seconds: int | None = Field(default=None, gt=0)

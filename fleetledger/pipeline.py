@@ -159,13 +159,16 @@ def run_pipeline(
     progress: ProgressFn | None = None,
     log_level: str = "INFO",
     echo: bool = False,
+    allow_shrink: list[str] | None = None,
 ) -> PipelineResult:
     """Ingest `sources` (default: every configured source) for `start`..`end` (inclusive), build
     and test the warehouse over the range, and publish it; one Dagster run.
 
     What the run prints (Dagster's log at `log_level`, dbt's log) goes to
     `$FLEETLEDGER_HOME/logs/run-*.log`, or to stdout/stderr with `echo`; `progress` gets a line
-    per step and asset.
+    per step and asset. `allow_shrink` names the sources whose landed partitions may lose rows
+    in this run (the landing guard, ingest/core/guards.py); it travels as a run tag, which a
+    scheduled run does not carry.
 
     Raises `ConfigError` for an invalid config and `PipelineError` naming the failing asset or
     check and the reason when anything fails.
@@ -175,12 +178,12 @@ def run_pipeline(
     t0 = time.monotonic()
     # the cheap checks first: a bad config or source name fails before Dagster is imported
     cfg = load_config(config_path(home))  # raises ConfigError naming the key
-    if sources is not None:
-        configured_names = [s.name for s in cfg.sources]
-        unknown = [s for s in sources if s not in configured_names]
+    configured_names = [s.name for s in cfg.sources]
+    for option, names in (("sources", sources), ("--allow-shrink", allow_shrink)):
+        unknown = [s for s in names or [] if s not in configured_names]
         if unknown:
             raise ConfigError(
-                f"sources: no source named {', '.join(map(repr, unknown))} in "
+                f"{option}: no source named {', '.join(map(repr, unknown))} in "
                 f"{config_path(home)} (configured: {', '.join(configured_names) or 'none'})"
             )
 
@@ -192,6 +195,7 @@ def run_pipeline(
         ASSET_PARTITION_RANGE_START_TAG,
     )
 
+    from ingest.core.guards import ALLOW_SHRINK_TAG
     from orchestration.build import build_definitions
     from orchestration.config_assets import CONFIG_TABLES_KEY
     from orchestration.ingest_assets import SOURCE_AVAILABLE_CHECK, raw_asset_key
@@ -239,6 +243,8 @@ def run_pipeline(
             ASSET_PARTITION_RANGE_END_TAG: end.isoformat(),
             "fleetledger/trigger": "cli",
         }
+        if allow_shrink:
+            tags[ALLOW_SHRINK_TAG] = ",".join(sorted(set(allow_shrink)))
         say(f"running {n_selected} assets over {start}..{end}")
         log_path = home / "logs" / f"run-{start}-{end}-{run_id[:8]}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)

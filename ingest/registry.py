@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from ingest.billing import kinds as billing_kinds
 from ingest.core.errors import IngestError
+from ingest.core.guards import ShrinkGuard
 from ingest.core.landing import register_table, unregister_table, write_schema_files
 from ingest.core.report import IngestReport
 from ingest.core.spec import KindSpec, LandContext
@@ -87,9 +88,16 @@ def source_table(source: Source) -> str:
     return spec_for(source.kind).table_for(source.options)
 
 
-def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> IngestReport:
+def ingest_source(
+    cfg: Config, source: Source, days: list[date], home: Path, *, allow_shrink: bool = False
+) -> IngestReport:
     """Read `source` for `days` and land its partitions under `home/raw/`. Raises IngestError
-    (nothing of the failing partition is landed) when a file cannot be parsed at all."""
+    (nothing of the failing partition is landed) when a file cannot be parsed at all, when the
+    location matches no file, and when the landing guard refused a partition (it keeps its
+    landed rows; the other partitions of the call are landed): a new partition that would drop
+    more than `max_row_drop` of the landed rows, or a billing file emptied since it was landed
+    (ingest/core/guards.py). `allow_shrink` (`fleetledger run --allow-shrink SOURCE`) lets such
+    a partition replace the landed one."""
     spec = spec_for(source.kind)
     table = spec.table_for(source.options)
     home = Path(home)
@@ -98,6 +106,7 @@ def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> 
     if not days:
         report.warnings.append("no days requested: nothing landed")
         return report
+    max_drop = cfg.max_row_drop if source.max_row_drop is None else source.max_row_drop
     ctx = LandContext(
         cfg=cfg,
         source=source,
@@ -107,6 +116,8 @@ def ingest_source(cfg: Config, source: Source, days: list[date], home: Path) -> 
         days=sorted(set(days)),
         home=home,
         report=report,
+        guard=ShrinkGuard(source.name, max_row_drop=max_drop, allow=allow_shrink),
     )
     spec.land(ctx)
+    ctx.guard.check()
     return report

@@ -13,6 +13,7 @@ error and attempts. dbt and publish go on with every other source; `fleetledger 
 non-zero naming the source. The source's next run lands the owed days too.
 """
 
+from collections.abc import Mapping
 from dataclasses import asdict, is_dataclass
 from datetime import date
 from pathlib import Path
@@ -34,6 +35,7 @@ from dagster import (
 from fleetledger.config import Config, Source
 from ingest import registry
 from ingest.core.errors import SourceUnavailable
+from ingest.core.guards import ALLOW_SHRINK_TAG
 from ingest.core.missed import clear_missed, record_missed, with_missed
 from ingest.core.report import IngestReport
 from orchestration.partitions import DAILY, SINGLE_RUN, days_in_range, first_day, partitions_for
@@ -82,6 +84,12 @@ def _report_metadata(report: Any) -> dict[str, Any]:
     return meta
 
 
+def allowed_to_shrink(tags: Mapping[str, str]) -> set[str]:
+    """The sources a run lets lose landed rows: its `fleetledger/allow_shrink` tag (set by
+    `fleetledger run --allow-shrink NAME`, or by hand on a run launched from the UI)."""
+    return {n.strip() for n in tags.get(ALLOW_SHRINK_TAG, "").split(",") if n.strip()}
+
+
 def build_ingest_asset(
     source: Source, partitions: DailyPartitionsDefinition = DAILY
 ) -> AssetsDefinition:
@@ -121,8 +129,11 @@ def build_ingest_asset(
         owed = sorted(set(days) - set(asked))
         if owed:
             context.log.info(f"{src.name}: also the {len(owed)} days an earlier run missed")
+        allow = src.name in allowed_to_shrink(context.run.tags)
+        if allow:
+            context.log.warning(f"{src.name}: --allow-shrink: landed rows may be removed")
         try:
-            report = registry.ingest_source(cfg, src, days, home)
+            report = registry.ingest_source(cfg, src, days, home, allow_shrink=allow)
         except SourceUnavailable as err:
             return _unavailable(context, src, days, err, home)
         clear_missed(home, src.name)

@@ -125,8 +125,11 @@ def cur_source_totals(
 def land_aws_cur(ctx: LandContext) -> None:
     """The aws_cur strategy: land each requested billing period from its latest CUR manifest
     (local folder or s3://), replacing the period whole, then record the delivery
-    (`aws_cur_deliveries`). A period with no manifest lands empty. A period that fails to read
-    raises before anything of it is landed."""
+    (`aws_cur_deliveries`). A period with no manifest is a gap (its landed lines are kept; with
+    none landed it lands empty). A delivery whose data files hold no line (empty or header only)
+    does not replace a period with landed lines unless the run allows it (`--allow-shrink`); nor
+    does one that drops more than `max_row_drop` of them (ingest/core/guards.py). A period that
+    fails to read raises before anything of it is landed."""
     source, table, home, report = ctx.source, ctx.table, ctx.home, ctx.report
     periods = sorted({d.strftime("%Y-%m") for d in ctx.days})
     export = CurExport(ctx.location, ctx.options)
@@ -134,26 +137,26 @@ def land_aws_cur(ctx: LandContext) -> None:
     for period in periods:
         partition = f"period={period}"
         if period not in latest:
-            report.warnings.append(
-                f"no manifest for BILLING_PERIOD={period}: landed an empty partition"
-            )
-            land_partition(
-                home,
-                table,
-                source.name,
+            empty = empty_frame(table).select("x_source", "x_source_file", "x_line_number")
+            if land_partition(
+                ctx,
                 partition,
-                empty_frame(table).select("x_source", "x_source_file", "x_line_number"),
+                empty,
                 empty_frame("quarantine"),
-                report,
-            )
-            land(home, TOTALS_TABLE, source.name, partition, empty_frame(TOTALS_TABLE))
+                reason=f"no manifest for BILLING_PERIOD={period}",
+                check="missing_period",
+            ):
+                land(home, TOTALS_TABLE, source.name, partition, empty_frame(TOTALS_TABLE))
             continue
         manifest, warnings = latest[period]
         delivery = export.read(manifest, source=source.name)
         result = delivery.result
         report.files_read.extend(result.files)
         report.warnings.extend([*warnings, *result.warnings])
-        land_partition(home, table, source.name, partition, result.rows, result.quarantine, report)
+        if _empty_delivery(ctx, delivery, partition):
+            continue
+        if not land_partition(ctx, partition, result.rows, result.quarantine):
+            continue
         land(
             home,
             TOTALS_TABLE,
@@ -162,3 +165,19 @@ def land_aws_cur(ctx: LandContext) -> None:
             cur_source_totals(delivery, source.name, table),
         )
         record_delivery(home, source.name, delivery)
+
+
+def _empty_delivery(ctx: LandContext, delivery: CurDelivery, partition: str) -> bool:
+    """Refuse (and say so) a delivery that holds no line over a period with landed lines."""
+    result = delivery.result
+    if result.rows.height or result.quarantine.height or ctx.guard.allow:
+        return False
+    landed = ctx.guard.landed(ctx.home, ctx.table, partition)
+    if not landed:
+        return False
+    files = ", ".join((delivery.data_files or result.files)[:5]) or "none listed"
+    ctx.guard.refuse(
+        f"{partition}: the delivery {delivery.manifest.uri} holds no line (its data files are "
+        f"empty or a header only: {files}) while {landed} rows of the period are landed"
+    )
+    return True

@@ -8,7 +8,10 @@ month; a FOCUS line of 30 September can be billed in October). Each landed perio
 whole, from all the files of the source: rows, rejected rows (`raw/quarantine/`) and the
 source's own totals for it (`billing_source_totals`). Every file is read before anything is
 landed, so a file that cannot be read (a missing mandatory column) fails the source and lands
-nothing.
+nothing; a location matching no file fails it too. A period is kept as landed when the landing
+guard refuses it (ingest/core/guards.py): a file now empty (or a header only) that landed rows
+of the period came from, or more than `max_row_drop` fewer rows; a period the files hold no row
+for any more is a gap, kept.
 
 Source totals: each reader has a `ledger_file` that reads each row's period, currency and
 amount from the file itself (csv module / JSON / pyarrow and Decimal), independently of the
@@ -27,9 +30,8 @@ import polars as pl
 from ingest.billing.totals import LEDGER_SCHEMA, TOTALS_TABLE, source_totals
 from ingest.core.common import ReadResult, expand
 from ingest.core.errors import IngestError
-from ingest.core.landing import land, land_quarantine
-from ingest.core.partitions import DATE_PLACEHOLDER
-from ingest.core.report import IngestReport
+from ingest.core.landing import land, land_quarantine, partition_dir
+from ingest.core.partitions import DATE_PLACEHOLDER, no_files
 from ingest.core.spec import LandContext, SourceTotals
 
 
@@ -60,7 +62,7 @@ def land_billing_files(ctx: LandContext) -> None:
     options = ctx.options
     files = expand(location.replace(DATE_PLACEHOLDER, "*"))
     if not files:
-        report.warnings.append(f"no files match {location}")
+        raise no_files(ctx, location)
     results = [ctx.spec.read(f, None, source.name, options) for f in files]
     ledger_options = {k: v for k, v in options.items() if k != "provider"}
     ledgers = [totals.ledger(f, ledger_options) for f in files]
@@ -86,17 +88,7 @@ def land_periods(
             .to_list()
         )
     periods = sorted(set(months_of(ctx.days)) | set(touched))
-    land_billing(
-        ctx.home,
-        ctx.table,
-        totals,
-        ctx.source.name,
-        result,
-        ledger,
-        aggregates,
-        periods,
-        ctx.report,
-    )
+    land_billing(ctx, totals, result, ledger, aggregates, periods)
 
 
 # --------------------------------------------------------------------------- landing
@@ -116,18 +108,44 @@ def _majority(rows: pl.DataFrame) -> dict[str, str]:
     return {f: p for f, p, _ in per_file.iter_rows()}
 
 
+def empty_files(result: ReadResult) -> list[str]:
+    """The files read that gave no row at all, landed or quarantined (0 rows, or a header)."""
+    seen = set(result.rows["x_source_file"].unique().to_list()) | set(
+        result.quarantine["x_source_file"].unique().to_list()
+    )
+    return [f for f in result.files if f not in seen]
+
+
+def _emptied_by(
+    home: Path, table: str, source: str, partition: str, files: list[str]
+) -> dict[str, int]:
+    """Which of `files` (empty now) the landed rows of `partition` came from: file → rows."""
+    path = partition_dir(home, table, source, partition) / "part-0.parquet"
+    if not files or not path.is_file():
+        return {}
+    landed = (
+        pl.read_parquet(path, columns=["x_source_file"])
+        .filter(pl.col("x_source_file").is_in(files))
+        .group_by("x_source_file")
+        .len()
+        .sort("x_source_file")
+    )
+    return {f: int(n) for f, n in landed.iter_rows()}
+
+
 def land_billing(
-    home: Path,
-    table: str,
+    ctx: LandContext,
     spec: SourceTotals,
-    source: str,
     result: ReadResult,
     ledger: pl.DataFrame,
     aggregates: pl.DataFrame | None,
     periods: list[str],
-    report: IngestReport,
 ) -> None:
-    """Land `periods` of `result` (rows, quarantine) and their source totals."""
+    """Land `periods` of `result` (rows, quarantine) and their source totals. A period is kept
+    as landed when the guard refuses it (ingest/core/guards.py): an empty file that its landed
+    rows came from, or a drop of more than `max_row_drop` of them."""
+    home, table, source, report = ctx.home, ctx.table, ctx.source.name, ctx.report
+    emptied = empty_files(result)
     rows = result.rows.with_columns(spec.period().alias("_part"))
     majority = _majority(rows)
     first = periods[0]
@@ -149,8 +167,30 @@ def land_billing(
         partition = f"period={period}"
         part_rows = rows.filter(pl.col("_part") == period).drop("_part")
         part_q = q.filter(pl.col("_part") == period).drop("_lp", "_part")
-        if part_rows.height == 0 and part_q.height == 0:
-            report.warnings.append(f"no rows for {partition}: landed an empty partition")
+        culprits = _emptied_by(home, table, source, partition, emptied)
+        named = ", ".join(f"{f} ({n} landed rows)" for f, n in culprits.items())
+        if culprits and not ctx.guard.allow:
+            ctx.guard.refuse(
+                f"{partition}: files empty now (no rows, or a header only) held landed rows of "
+                f"the period: {named}"
+            )
+            continue
+        if culprits:
+            report.warn(
+                "shrink_allowed",
+                f"--allow-shrink: {partition} replaced without the rows of {named}",
+                "info",
+                count=sum(culprits.values()),
+            )
+        if not ctx.guard.admit(
+            home,
+            table,
+            partition,
+            part_rows.height + part_q.height,
+            report,
+            reason=f"no rows for {partition}",
+        ):
+            continue
         land(home, table, source, partition, part_rows)
         land_quarantine(home, source, partition, part_q)
         totals = source_totals(

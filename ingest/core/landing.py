@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import polars as pl
@@ -197,10 +197,16 @@ def _cleanup_leftovers(parent: Path, partition: str) -> None:
 
 
 def _write_partition(
-    target: Path, arrow: pa.Table | None, batches: Iterable[pa.Table] = (), table: str = ""
+    target: Path,
+    arrow: pa.Table | None,
+    batches: Iterable[pa.Table] = (),
+    table: str = "",
+    admit: Callable[[int], bool] | None = None,
 ) -> tuple[Path, int]:
     """Write one table (or a stream of tables with one schema, as row groups) into a temporary
-    folder beside `target`, then swap it in. Returns the file and the rows written."""
+    folder beside `target`, then swap it in — unless `admit(rows written)` says no, in which
+    case the written file is discarded and `target` stays as it was. Returns the file and the
+    rows written."""
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     _cleanup_leftovers(parent, target.name)
@@ -223,6 +229,9 @@ def _write_partition(
                         writer.write_table(batch)
                         rows += batch.num_rows
         os.replace(partial, tmp / "part-0.parquet")
+        if admit is not None and not admit(rows):
+            shutil.rmtree(tmp, ignore_errors=True)
+            return target / "part-0.parquet", rows
         old = parent / f".old-{target.name}-{token}"
         if target.exists():
             os.replace(target, old)
@@ -242,15 +251,24 @@ def land(home: Path, table: str, source: str, partition: str, df: pl.DataFrame) 
 
 
 def land_frames(
-    home: Path, table: str, source: str, partition: str, frames: Iterable[pl.DataFrame]
+    home: Path,
+    table: str,
+    source: str,
+    partition: str,
+    frames: Iterable[pl.DataFrame],
+    *,
+    admit: Callable[[int], bool] | None = None,
 ) -> tuple[Path, int]:
     """Like `land`, for a partition too large to hold at once: each frame (e.g. one source
     file) is written as it comes, as row groups of one file. If the iterable raises, nothing
-    is landed and the old partition stays. Fixed-schema tables only. Returns (file, rows)."""
+    is landed and the old partition stays; so does it when `admit(rows)`, asked once every
+    frame is written, returns False (a landing guard, ingest/core/guards.py). Fixed-schema
+    tables only. Returns (file, rows written)."""
     if table not in fixed_tables():
         raise IngestError(f"land_frames: {table} has no fixed schema")
     target = partition_dir(home, table, source, partition)
-    return _write_partition(target, None, (to_arrow(table, df) for df in frames), table=table)
+    batches = (to_arrow(table, df) for df in frames)
+    return _write_partition(target, None, batches, table=table, admit=admit)
 
 
 def land_record(

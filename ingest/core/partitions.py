@@ -2,10 +2,13 @@
 
 `land_files` is the strategy of dcgm (files), kubernetes, kueue and power, and of slurm files:
 - a location with `{date}` is globbed once per requested day D (D substituted as YYYY-MM-DD)
-  and lands partition D, replaced whole; no files for D lands an empty partition (so a re-run
-  clears stale data) and says so;
+  and lands partition D, replaced whole; no files for D is a gap (a `missing_day` warning): the
+  landed partition of D is kept, never replaced by an empty one;
 - a location without `{date}` is read whole and its rows are split by UTC day (the spec's
   `day` expression); only the requested days are landed.
+
+A location that matches no file at all (for `{date}`: on no day) is an error of the source and
+lands nothing. Every replacement goes through the source's landing guard (ingest/core/guards.py).
 
 The helpers (`land_partition`, `file_partitions`, `land_split`) are shared by the other
 strategies (billing periods, run logs, sacct commands, Prometheus).
@@ -30,19 +33,28 @@ DATE_PLACEHOLDER = "{date}"
 
 
 def land_partition(
-    home: Path,
-    table: str,
-    source: str,
+    ctx: LandContext,
     partition: str,
     rows: pl.DataFrame,
     quarantine: pl.DataFrame,
-    report: IngestReport,
-) -> None:
-    land(home, table, source, partition, rows)
-    land_quarantine(home, source, partition, quarantine)
-    report.partitions.append(partition)
-    report.rows_landed += rows.height
-    report.rows_quarantined += quarantine.height
+    *,
+    reason: str | None = None,
+    check: str = "empty_partition",
+) -> bool:
+    """Replace `partition` of the source's table (rows and quarantine) when its guard admits it
+    (`ShrinkGuard.admit`: `reason` and `check` name an empty partition's finding). Returns
+    whether it was replaced; a kept partition is not in `report.partitions`."""
+    new = rows.height + quarantine.height
+    if not ctx.guard.admit(
+        ctx.home, ctx.table, partition, new, ctx.report, reason=reason, check=check
+    ):
+        return False
+    land(ctx.home, ctx.table, ctx.source.name, partition, rows)
+    land_quarantine(ctx.home, ctx.source.name, partition, quarantine)
+    ctx.report.partitions.append(partition)
+    ctx.report.rows_landed += rows.height
+    ctx.report.rows_quarantined += quarantine.height
+    return True
 
 
 def file_partitions(
@@ -65,16 +77,10 @@ def file_partitions(
 
 
 def land_split(
-    home: Path,
-    table: str,
-    source: str,
-    result: ReadResult,
-    key: pl.Expr,
-    wanted: list[str],
-    prefix: str,
-    report: IngestReport,
+    ctx: LandContext, result: ReadResult, key: pl.Expr, wanted: list[str], prefix: str
 ) -> None:
     """Land `result` split by `key` (a string partition value) into the wanted partitions."""
+    report = ctx.report
     rows = result.rows.with_columns(key.alias("_part"))
     file_part = file_partitions(rows, pl.col("_part"), result.files)
     q = result.quarantine
@@ -97,9 +103,8 @@ def land_split(
     for value in wanted:
         part_rows = rows.filter(pl.col("_part") == value).drop("_part")
         part_q = q_part.filter(pl.col("_part") == value).drop("_part")
-        if part_rows.height == 0 and part_q.height == 0:
-            report.warnings.append(f"no rows for {prefix}{value}: landed an empty partition")
-        land_partition(home, table, source, f"{prefix}{value}", part_rows, part_q, report)
+        partition = f"{prefix}{value}"
+        land_partition(ctx, partition, part_rows, part_q, reason=f"no rows for {partition}")
     outside = rows.filter(~pl.col("_part").is_in(wanted) | pl.col("_part").is_null()).height
     if outside:
         report.warnings.append(f"{outside} rows outside the requested partitions were not landed")
@@ -159,25 +164,36 @@ def land_files(ctx: LandContext) -> None:
         land_whole(ctx)
 
 
+def no_files(ctx: LandContext, location: str, what: str = "location") -> IngestError:
+    """The error of a location that matches no file at all: the source's landed data stays."""
+    return IngestError(
+        f"source {ctx.source.name}: {what} {location} matches no file; nothing was landed and "
+        "its landed data is kept (check the path, or the folder the config resolves it from)"
+    )
+
+
 def land_daily(ctx: LandContext) -> None:
+    """One partition per requested day, from the files its `{date}` pattern matches. A day with
+    no file is a gap: a `missing_day` warning, and its landed partition is kept."""
     read = _reader(ctx)
-    for day in ctx.days:
-        pattern = ctx.location.replace(DATE_PLACEHOLDER, day.isoformat())
-        files = expand(pattern)
-        partition = f"date={day.isoformat()}"
-        if not files:
-            ctx.report.warnings.append(f"no files for {day} ({pattern}): landed an empty partition")
-            land_partition(
-                ctx.home,
-                ctx.table,
-                ctx.source.name,
-                partition,
-                empty_frame(ctx.table),
-                empty_frame("quarantine"),
-                ctx.report,
-            )
+    by_day = {
+        day: expand(ctx.location.replace(DATE_PLACEHOLDER, day.isoformat())) for day in ctx.days
+    }
+    if not any(by_day.values()) and not expand(ctx.location.replace(DATE_PLACEHOLDER, "*")):
+        raise no_files(ctx, ctx.location)
+    for day, files in by_day.items():
+        if files:
+            _land_day_files(read, ctx, day, files)
             continue
-        _land_day_files(read, ctx, day, files)
+        pattern = ctx.location.replace(DATE_PLACEHOLDER, day.isoformat())
+        land_partition(
+            ctx,
+            f"date={day.isoformat()}",
+            empty_frame(ctx.table),
+            empty_frame("quarantine"),
+            reason=f"no files for {day} ({pattern})",
+            check="missing_day",
+        )
 
 
 def _land_day_files(read: FileReader, ctx: LandContext, day: date, files: list[Path]) -> None:
@@ -213,7 +229,18 @@ def _land_day_files(read: FileReader, ctx: LandContext, day: date, files: list[P
                 elsewhere += rows.filter(day_of != day).height
             yield rows
 
-    _, n = land_frames(ctx.home, ctx.table, name, partition, frames())
+    kept = False
+
+    def admit(n: int) -> bool:
+        # asked once every file is read: the day's rows are written but not yet swapped in
+        nonlocal kept
+        new = n + sum(q.height for q in rejected)
+        kept = not ctx.guard.admit(ctx.home, ctx.table, partition, new, report)
+        return not kept
+
+    _, n = land_frames(ctx.home, ctx.table, name, partition, frames(), admit=admit)
+    if kept:
+        return
     quarantine = pl.concat(rejected) if rejected else empty_frame("quarantine")
     land_quarantine(ctx.home, name, partition, quarantine)
     report.partitions.append(partition)
@@ -259,7 +286,7 @@ def land_whole(ctx: LandContext, *, undated: str | None = None) -> None:
     day_of = ctx.spec.day(ctx.table)
     files = expand(ctx.location)
     if not files:
-        ctx.report.warnings.append(f"no files match {ctx.location}")
+        raise no_files(ctx, ctx.location)
     combined = collect(read, ctx, files, None)
     if ctx.spec.unique_key:
         combined.rows, found = drop_duplicates(combined.rows, ctx.spec.unique_key)
@@ -269,13 +296,4 @@ def land_whole(ctx: LandContext, *, undated: str | None = None) -> None:
         n = combined.rows.filter(day_of.is_null()).height
         if n:
             ctx.report.warnings.append(f"{n} {undated}")
-    land_split(
-        ctx.home,
-        ctx.table,
-        ctx.source.name,
-        combined,
-        day_of.cast(pl.String),
-        [d.isoformat() for d in ctx.days],
-        "date=",
-        ctx.report,
-    )
+    land_split(ctx, combined, day_of.cast(pl.String), [d.isoformat() for d in ctx.days], "date=")

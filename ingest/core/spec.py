@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from fleetledger.config import Config, Source
     from ingest.core.common import ReadResult
+    from ingest.core.guards import ShrinkGuard
     from ingest.core.report import IngestReport
 
 Group = Literal["billing", "telemetry", "scheduler"]
@@ -44,7 +45,8 @@ Lander = Callable[["LandContext"], None]
 @dataclass(frozen=True)
 class LandContext:
     """What a landing strategy gets: the config (for `resolve`), the source, its resolved
-    location, the landing table, the sorted requested days, the home and the report to fill."""
+    location, the landing table, the sorted requested days, the home, the report to fill and the
+    guard that every partition replacement goes through (ingest/core/guards.py)."""
 
     cfg: Config
     source: Source
@@ -54,6 +56,7 @@ class LandContext:
     days: list[date]
     home: Path
     report: IngestReport
+    guard: ShrinkGuard
 
     @property
     def options(self) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from ingest.core.partitions import (
     land_daily,
     land_partition,
     land_whole,
+    no_files,
 )
 from ingest.core.spec import LandContext
 from ingest.scheduler.run_logs import (
@@ -59,13 +60,11 @@ def land_sacct_command(ctx: LandContext) -> None:
         ctx.report.files_read.extend(result.files)
         ctx.report.warnings.extend(result.warnings)
         land_partition(
-            ctx.home,
-            ctx.table,
-            ctx.source.name,
+            ctx,
             f"date={day.isoformat()}",
             result.rows,
             result.quarantine,
-            ctx.report,
+            reason=f"sacct printed no job for {day}",
         )
 
 
@@ -83,7 +82,7 @@ def land_node_events(ctx: LandContext) -> None:
         )
     files = expand(location)
     if not files:
-        report.warnings.append(f"no node event files match {location}")
+        raise no_files(ctx, location, "option events")
     opts = ctx.options
     result = ReadResult.concat(
         NODE_EVENTS_TABLE, [read_node_events(f, source=source.name, options=opts) for f in files]
@@ -101,11 +100,24 @@ def land_node_events(ctx: LandContext) -> None:
     for day in wanted:
         partition = f"date={day.isoformat()}"
         part = rows.filter(pl.col("_day") == day).drop("_day")
+        # rejected lines have no day: they are filed with the first requested day
+        q = result.quarantine if day == first else result.quarantine.clear()
+        requested = day in days  # an overlapping day's quarantine is not replaced
+        new = part.height + (q.height if requested else 0)
+        # an empty day is common (events are rare): only one that had events is reported
+        if not ctx.guard.admit(
+            home,
+            NODE_EVENTS_TABLE,
+            partition,
+            new,
+            report,
+            quarantine_source=q_source,
+            with_quarantine=requested,
+        ):
+            continue
         land(home, NODE_EVENTS_TABLE, source.name, partition, part)
         report.node_events_landed += part.height
-        if day in days:
-            # rejected lines have no day: they are filed with the first requested day
-            q = result.quarantine if day == first else result.quarantine.clear()
+        if requested:
             land_quarantine(home, q_source, partition, q)
             report.rows_quarantined += q.height
     outside = rows.filter(pl.col("_day") > last).height
@@ -129,7 +141,7 @@ def land_run_logs(ctx: LandContext) -> None:
     opts = RunLogOptions.parse(ctx.options, source.name)
     files = expand(location)
     if not files:
-        report.warnings.append(f"no files match {location}")
+        raise no_files(ctx, location)
     result = ReadResult.concat(
         table, [read_run_log(f, source=source.name, options=opts) for f in files]
     )
@@ -155,11 +167,8 @@ def land_run_logs(ctx: LandContext) -> None:
     q = q.drop(PARTITION_DAY, "_file_part")
     for value in wanted:
         land_partition(
-            ctx.home,
-            table,
-            source.name,
+            ctx,
             f"date={value}",
             rows.filter(pl.col("_part") == value).drop("_part"),
             q.filter(pl.col("_part") == value).drop("_part"),
-            report,
         )

@@ -239,7 +239,11 @@ def land_prometheus(ctx: LandContext) -> None:
         report.files_read.extend(result.files)
         report.sentinels_dropped += result.sentinels_dropped
         report_blanks(report, result.sentinels_dropped, day)
-        if result.rows.height == 0:
-            report.warnings.append(f"no samples for {day} from {url}: landed an empty partition")
-        land_partition(ctx.home, ctx.table, name, partition, result.rows, result.quarantine, report)
+        land_partition(
+            ctx,
+            partition,
+            result.rows,
+            result.quarantine,
+            reason=f"no samples for {day} from {url}",
+        )
         Checkpoints(state).clear()

@@ -171,7 +171,10 @@ def test_daily_dcgm_reingest_is_idempotent(tmp_path: Path) -> None:
     )
     assert first.partitions == [f"date={D1}", f"date={D2}"]
     assert len(first.files_read) == 2
-    assert any(w.startswith(f"no files for {D2}") for w in first.warnings)
+    # D2 has no file: a gap (nothing was landed for it, so an empty partition stands for it)
+    gaps = [f for f in first.findings if f.check == "missing_day"]
+    assert [(f.day, f.severity) for f in gaps] == [(D2, "warning")]
+    assert str(gaps[0]).startswith(f"no files for {D2}")
     assert parts(home, "dcgm_samples", "dcgm-daily") == {f"date={D1}": 8, f"date={D2}": 0}
     assert parts(home, "quarantine", "dcgm-daily") == {f"date={D1}": 2}
     second = ingest_source(cfg, src, [D1], home)
@@ -252,15 +255,16 @@ def test_billing_periods(tmp_path: Path) -> None:
     ]
     r = ingest_source(cfg, cfg.source("aws"), [date(2026, 12, 1)], home)
     assert r.rows_landed == 0
-    assert any("no manifest for BILLING_PERIOD=2026-12" in w for w in r.warnings)
+    assert any("no manifest for BILLING_PERIOD=2026-12" in str(w) for w in r.warnings)
 
 
 def test_unsupported_kind_and_bad_file(tmp_path: Path) -> None:
     cfg = build_fleet(tmp_path / "fleet")
     home = tmp_path / "home"
-    # kueue has a reader now (tests/scheduler): no files is an empty partition, not an error
-    r = ingest_source(cfg, cfg.source("kueue"), [D1], home)
-    assert (r.table, r.rows_landed) == ("kueue_workloads", 0)
+    # a location that matches no file at all is an error of the source (DESIGN, "Data health")
+    with pytest.raises(IngestError, match=r"source kueue: location .*kueue/\*\.json matches no"):
+        ingest_source(cfg, cfg.source("kueue"), [D1], home)
+    assert not (home / "raw/kueue_workloads/kueue").exists()
     # a kind no spec declares is refused by the config (rate cards live under `rate_cards:`)
     with pytest.raises(ValidationError, match="unknown source kind 'rate_card'.*rate_cards:"):
         Source(name="rc", kind="rate_card", location="rc.csv")
