@@ -4,9 +4,14 @@ Each asset is a thin wrapper around `ingest.registry.ingest_source`; what it kno
 source's kind (group, landing table) comes from the kind registry (ingest/registry.py). The
 asset is daily partitioned with a single-run backfill policy, so a range of days is one call
 with the whole list of days.
+
+Every finding of the ingest (warnings, quarantined rows by reason) is landed for its source and
+Dagster run (`raw/ingest_findings/`, ingest/core/findings_landing.py), so dbt adds it to
+`fct_data_health`; the asset's metadata counts them by severity.
 """
 
-from dataclasses import asdict, is_dataclass
+from collections import Counter
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 from dagster import (
@@ -21,6 +26,8 @@ from dagster import (
 
 from fleetledger.config import Config, Source
 from ingest import registry
+from ingest.core.findings import SEVERITIES, IngestFinding
+from ingest.core.findings_landing import land_ingest_findings, report_findings
 from orchestration.partitions import DAILY, SINGLE_RUN, days_in_range, partitions_for
 from orchestration.resources import FleetResource
 
@@ -41,9 +48,13 @@ def raw_asset_key(source_name: str) -> AssetKey:
 
 def _report_metadata(report: Any) -> dict[str, Any]:
     """The IngestReport numbers as Dagster metadata (counts as ints, lists as counts + text)."""
-    fields = asdict(report) if is_dataclass(report) else dict(vars(report))
+    values = (
+        {f.name: getattr(report, f.name) for f in fields(report)}
+        if is_dataclass(report)
+        else dict(vars(report))
+    )
     meta: dict[str, Any] = {}
-    for name, value in fields.items():
+    for name, value in values.items():
         if isinstance(value, bool) or value is None:
             meta[name] = MetadataValue.text(str(value))
         elif isinstance(value, int | float):
@@ -59,6 +70,18 @@ def _report_metadata(report: Any) -> dict[str, Any]:
     summary = getattr(report, "summary", None)
     if callable(summary):
         meta["summary"] = MetadataValue.text(str(summary()))
+    return meta
+
+
+def _findings_metadata(findings: list[IngestFinding]) -> dict[str, Any]:
+    """How many findings of each severity, and the findings themselves (at most 50)."""
+    by_severity = Counter(f.severity for f in findings)
+    meta: dict[str, Any] = {f"findings/{s}": by_severity.get(s, 0) for s in SEVERITIES}
+    if findings:
+        lines = [f"- {f.severity} `{f.check}`: {f.message}" for f in findings[:50]]
+        if len(findings) > 50:
+            lines.append(f"- ... {len(findings) - 50} more")
+        meta["findings"] = MetadataValue.md("\n".join(lines))
     return meta
 
 
@@ -88,9 +111,16 @@ def build_ingest_asset(
         days = days_in_range(key_range.start, key_range.end)
         context.log.info(f"ingesting {src.name} ({src.kind}) for {days[0]}..{days[-1]}")
         report = registry.ingest_source(cfg, src, days, fleet.home_path)
-        for warning in getattr(report, "warnings", None) or []:
-            context.log.warning(f"{src.name}: {warning}")
-        return MaterializeResult(metadata=_report_metadata(report))
+        findings = report_findings(fleet.home_path, report)
+        land_ingest_findings(
+            fleet.home_path, src.name, context.run.run_id, findings, location=src.location
+        )
+        for finding in findings:
+            log = context.log.info if finding.severity == "info" else context.log.warning
+            log(f"{src.name}: {finding.severity} {finding.check}: {finding}")
+        return MaterializeResult(
+            metadata={**_report_metadata(report), **_findings_metadata(findings)}
+        )
 
     return _ingest
 

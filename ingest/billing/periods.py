@@ -60,7 +60,7 @@ def land_billing_files(ctx: LandContext) -> None:
     options = ctx.options
     files = expand(location.replace(DATE_PLACEHOLDER, "*"))
     if not files:
-        report.warnings.append(f"no files match {location}")
+        report.warn("no_files_match", f"no files match {location}")
     results = [ctx.spec.read(f, None, source.name, options) for f in files]
     ledger_options = {k: v for k, v in options.items() if k != "provider"}
     ledgers = [totals.ledger(f, ledger_options) for f in files]
@@ -150,7 +150,7 @@ def land_billing(
         part_rows = rows.filter(pl.col("_part") == period).drop("_part")
         part_q = q.filter(pl.col("_part") == period).drop("_lp", "_part")
         if part_rows.height == 0 and part_q.height == 0:
-            report.warnings.append(f"no rows for {partition}: landed an empty partition")
+            report.warn("empty_partition", f"no rows for {partition}: landed an empty partition")
         land(home, table, source, partition, part_rows)
         land_quarantine(home, source, partition, part_q)
         totals = source_totals(
@@ -168,9 +168,19 @@ def land_billing(
         report.rows_quarantined += part_q.height
     outside = rows.filter(~pl.col("_part").is_in(periods) | pl.col("_part").is_null()).height
     if outside:
-        report.warnings.append(f"{outside} rows outside the requested periods were not landed")
+        # landed when a run asks for their periods
+        report.warn(
+            "rows_outside_requested_days",
+            f"{outside} rows outside the requested periods were not landed (a run over their "
+            "days lands them)",
+            "info",
+            count=outside,
+        )
     q_outside = q.filter(~pl.col("_part").is_in(periods)).height
     if q_outside:
-        report.warnings.append(
-            f"{q_outside} rejected rows belong to periods not requested and were not landed"
+        report.warn(
+            "quarantine_outside_requested_days",
+            f"{q_outside} rejected rows belong to periods not requested and were not landed",
+            "info",
+            count=q_outside,
         )

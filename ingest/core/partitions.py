@@ -72,8 +72,11 @@ def land_split(
     wanted: list[str],
     prefix: str,
     report: IngestReport,
+    *,
+    undated: str | None = None,
 ) -> None:
-    """Land `result` split by `key` (a string partition value) into the wanted partitions."""
+    """Land `result` split by `key` (a string partition value) into the wanted partitions.
+    `undated` says what a row without a partition value lacks (the finding that counts them)."""
     rows = result.rows.with_columns(key.alias("_part"))
     file_part = file_partitions(rows, pl.col("_part"), result.files)
     q = result.quarantine
@@ -88,25 +91,56 @@ def land_split(
         pl.col("_part").fill_null(wanted[0])
     )
     orphan = [f for f, v in file_part.items() if v is None]
-    if orphan and q.filter(pl.col("x_source_file").is_in(orphan)).height:
-        report.warnings.append(
+    n_orphan = q.filter(pl.col("x_source_file").is_in(orphan)).height if orphan else 0
+    if n_orphan:
+        report.warn(
+            "quarantine_filed_under_first_day",
             f"rejected rows of files with no good rows were filed under {prefix}{wanted[0]}: "
-            + ", ".join(orphan[:5])
+            + ", ".join(orphan[:5]),
+            "info",
+            count=n_orphan,
         )
     for value in wanted:
         part_rows = rows.filter(pl.col("_part") == value).drop("_part")
         part_q = q_part.filter(pl.col("_part") == value).drop("_part")
         if part_rows.height == 0 and part_q.height == 0:
-            report.warnings.append(f"no rows for {prefix}{value}: landed an empty partition")
+            report.warn(
+                "empty_partition",
+                f"no rows for {prefix}{value}: landed an empty partition",
+                day=_day(prefix, value),
+            )
         land_partition(home, table, source, f"{prefix}{value}", part_rows, part_q, report)
-    outside = rows.filter(~pl.col("_part").is_in(wanted) | pl.col("_part").is_null()).height
+    undated_rows = rows.filter(pl.col("_part").is_null()).height
+    if undated_rows:
+        # no day: no run of any day will land them
+        report.warn(
+            "rows_without_day",
+            f"{undated_rows} rows were not landed: {undated or 'they have no partition day'}",
+            "data_loss",
+            count=undated_rows,
+        )
+    outside = rows.filter(~pl.col("_part").is_in(wanted)).height
     if outside:
-        report.warnings.append(f"{outside} rows outside the requested partitions were not landed")
+        # landed when a run asks for their days
+        report.warn(
+            "rows_outside_requested_days",
+            f"{outside} rows outside the requested partitions were not landed (a run over "
+            "their days lands them)",
+            "info",
+            count=outside,
+        )
     q_outside = q_part.filter(~pl.col("_part").is_in(wanted)).height
     if q_outside:
-        report.warnings.append(
-            f"{q_outside} rejected rows belong to partitions not requested and were not landed"
+        report.warn(
+            "quarantine_outside_requested_days",
+            f"{q_outside} rejected rows belong to partitions not requested and were not landed",
+            "info",
+            count=q_outside,
         )
+
+
+def _day(prefix: str, value: str) -> date | None:
+    return date.fromisoformat(value) if prefix == "date=" else None
 
 
 def collect(read: FileReader, ctx: LandContext, files: list[Path], day: date | None) -> ReadResult:
@@ -150,7 +184,11 @@ def land_daily(ctx: LandContext) -> None:
         files = expand(pattern)
         partition = f"date={day.isoformat()}"
         if not files:
-            ctx.report.warnings.append(f"no files for {day} ({pattern}): landed an empty partition")
+            ctx.report.warn(
+                "no_files_for_day",
+                f"no files for {day} ({pattern}): landed an empty partition",
+                day=day,
+            )
             land_partition(
                 ctx.home,
                 ctx.table,
@@ -194,9 +232,13 @@ def _land_day_files(read: FileReader, ctx: LandContext, day: date, files: list[P
     report.rows_landed += n
     report.rows_quarantined += quarantine.height
     if elsewhere:
-        report.warnings.append(
+        report.warn(
+            "rows_from_other_day",
             f"{elsewhere} rows in the files for {day} belong to another UTC day; "
-            f"landed under {partition}"
+            f"landed under {partition}",
+            "info",
+            day=day,
+            count=elsewhere,
         )
 
 
@@ -208,12 +250,8 @@ def land_whole(ctx: LandContext, *, undated: str | None = None) -> None:
     day_of = ctx.spec.day(ctx.table)
     files = expand(ctx.location)
     if not files:
-        ctx.report.warnings.append(f"no files match {ctx.location}")
+        ctx.report.warn("no_files_match", f"no files match {ctx.location}")
     combined = collect(read, ctx, files, None)
-    if undated and combined.rows.height:
-        n = combined.rows.filter(day_of.is_null()).height
-        if n:
-            ctx.report.warnings.append(f"{n} {undated}")
     land_split(
         ctx.home,
         ctx.table,
@@ -223,4 +261,5 @@ def land_whole(ctx: LandContext, *, undated: str | None = None) -> None:
         [d.isoformat() for d in ctx.days],
         "date=",
         ctx.report,
+        undated=undated,
     )

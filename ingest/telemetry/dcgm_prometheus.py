@@ -235,6 +235,10 @@ def land_prometheus(ctx: LandContext) -> None:
         report.files_read.extend(result.files)
         report.sentinels_dropped += result.sentinels_dropped
         if result.rows.height == 0:
-            report.warnings.append(f"no samples for {day} from {url}: landed an empty partition")
+            report.warn(
+                "empty_partition",
+                f"no samples for {day} from {url}: landed an empty partition",
+                day=day,
+            )
         land_partition(ctx.home, ctx.table, name, partition, result.rows, result.quarantine, report)
         Checkpoints(state).clear()
