@@ -161,6 +161,23 @@ def _asset_label(key: Any) -> str:
     return key.to_user_string() if hasattr(key, "to_user_string") else str(key)
 
 
+def _fail_stale_runs(instance: Any) -> None:
+    """Mark as failed the command-line runs the instance still shows as in progress: this run
+    holds the home's lock, so their process has ended (killed) without saying so."""
+    from dagster import DagsterRunStatus, RunsFilter
+
+    stale = instance.get_runs(
+        filters=RunsFilter(
+            statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING],
+            tags={"fleetledger/trigger": "cli"},
+        )
+    )
+    for run in stale:
+        instance.report_run_failed(
+            run, message="the run's process ended without finishing (killed or interrupted)"
+        )
+
+
 def run_pipeline(
     home: Path,
     start: date,
@@ -246,6 +263,7 @@ def _run_locked(
 
         run_id = str(uuid.uuid4())
         instance = run_instance(home)
+        _fail_stale_runs(instance)
         n_selected = len(selection)
         done: list[str] = []
 
