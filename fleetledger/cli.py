@@ -17,6 +17,7 @@ from rich.table import Table
 
 from fleetledger.config import ConfigError, fleetledger_home
 from fleetledger.dagster_home import dagster_home
+from fleetledger.run_lock import HomeLocked
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP_MAIN = REPO_ROOT / "app" / "main.py"
@@ -560,7 +561,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     args = build_parser().parse_args(argv)
     from fleetledger.pipeline import PipelineError, RunInterrupted
-    from fleetledger.run_lock import HomeLocked
 
     try:
         return int(args.func(args))
