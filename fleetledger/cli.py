@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from fleetledger.config import ConfigError, fleetledger_home
+from fleetledger.dagster_home import dagster_home
+from fleetledger.run_lock import HomeLocked
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP_MAIN = REPO_ROOT / "app" / "main.py"
@@ -29,6 +31,16 @@ err = Console(stderr=True)
 
 class CliError(Exception):
     """A user error the CLI reports on stderr with exit status 1."""
+
+
+# exit statuses of `fleetledger run` / `demo` (docs/operations.md, "Exit status")
+EXIT_OK = 0
+EXIT_ERROR = 1  # a config error, a failed asset or blocking check, a source that cannot be read
+EXIT_DATA_LOSS = 3  # the run published, but with `data_loss` findings (--accept-warnings)
+EXIT_LOCKED = 75  # another run holds $FLEETLEDGER_HOME (EX_TEMPFAIL: try again later)
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM: the dbt child was stopped, nothing was published
+#: info findings printed per source and check (the rest are in fct_data_health)
+INFO_LINES = 5
 
 
 def _date(text: str) -> date:
@@ -94,6 +106,7 @@ def _run_pipeline(
     end: date,
     sources: list[str] | None,
     allow_shrink: list[str] | None = None,
+    lock_timeout: float = 0.0,
 ) -> Any:
     # deferred: a run loads Dagster and dbt (seconds); other commands do not need them
     from fleetledger.pipeline import run_pipeline
@@ -103,7 +116,15 @@ def _run_pipeline(
         def progress(message: str) -> None:
             status.update(f"[{start}..{end}] {message}")
 
-        return run_pipeline(home, start, end, sources, progress=progress, allow_shrink=allow_shrink)
+        return run_pipeline(
+            home,
+            start,
+            end,
+            sources,
+            progress=progress,
+            allow_shrink=allow_shrink,
+            lock_timeout=lock_timeout,
+        )
 
 
 def _count(meta: dict[str, Any], *names: str) -> str:
@@ -145,17 +166,86 @@ def _print_run_summary(result: Any) -> None:
     _print_data_health(result.health)
 
 
+_SEVERITY_STYLE = {"error": "bold red", "data_loss": "red", "warning": "yellow", "info": "dim"}
+
+
 def _print_data_health(findings: list[Any]) -> None:
-    """Every finding of the run's data health (fct_data_health) on the console: warnings and
-    worse on stderr, one line each; info lines on stdout."""
+    """What the run found (its fct_data_health rows): a table of findings per source, severity
+    and check, then one line per finding: warnings and worse on stderr, every one of them; info
+    lines on stdout, dimmed, at most INFO_LINES per source and check."""
     from rich.markup import escape
 
+    from fleetledger.data_health import check_base, summary
+
+    rows = summary(findings)
+    if not rows:
+        out.print("data health: no findings", highlight=False)
+        return
+    table = Table(title="data health (fct_data_health)", title_justify="left")
+    for col in ("source", "severity", "check", "findings", "count"):
+        table.add_column(col, justify="right" if col in ("findings", "count") else "left")
+    for r in rows:
+        style = _SEVERITY_STYLE.get(r.severity, "")
+        table.add_row(
+            escape(r.source),
+            f"[{style}]{r.severity}[/]" if style else r.severity,
+            escape(r.check),
+            f"{r.findings:,}",
+            f"{r.count:,}",
+        )
+    out.print(table)
+    shown: dict[tuple[str, str], int] = {}
+    hidden = 0
     for f in findings:
         line = escape(f"[{f.source}{' ' + str(f.day) if f.day else ''}] {f.message}")
-        if f.severity == "info":
-            out.print(f"data health: {line}", highlight=False, soft_wrap=True)
+        if f.severity != "info":
+            style = _SEVERITY_STYLE.get(f.severity, "yellow")
+            err.print(f"[{style}]{f.severity}:[/] {line}", highlight=False, soft_wrap=True)
+            continue
+        key = (f.source, check_base(f.check))
+        shown[key] = shown.get(key, 0) + 1
+        if shown[key] <= INFO_LINES:
+            out.print(f"[dim]data health: {line}[/]", highlight=False, soft_wrap=True)
         else:
-            err.print(f"[yellow]{f.severity}:[/] {line}", highlight=False, soft_wrap=True)
+            hidden += 1
+    if hidden:
+        out.print(
+            f"[dim]data health: {hidden} more info findings in fct_data_health[/]",
+            highlight=False,
+        )
+
+
+def exit_status(findings: list[Any], *, accept_warnings: bool) -> int:
+    """The exit status of a run that published (docs/operations.md, "Exit status"): 1 with
+    `error` findings, 3 with `data_loss` findings unless accepted, else 0; says why on stderr."""
+    from rich.markup import escape
+
+    from fleetledger.data_health import blocking_findings, check_base, error_findings
+
+    errors = error_findings(findings)
+    if errors:
+        names = ", ".join(sorted({f"{f.source}: {check_base(f.check)}" for f in errors}))
+        err.print(f"error: {len(errors)} error findings ({escape(names)})", highlight=False)
+        return EXIT_ERROR
+    lost = blocking_findings(findings)
+    if not lost:
+        return EXIT_OK
+    names = ", ".join(sorted({f"{f.source}: {check_base(f.check)}" for f in lost}))
+    if accept_warnings:
+        err.print(
+            f"accepted {len(lost)} data_loss findings ({escape(names)}) (--accept-warnings)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return EXIT_OK
+    err.print(
+        f"error: the run published, but {len(lost)} findings say rows the sources hold are in "
+        f"no mart (data_loss: {escape(names)}); fix the input (see docs/operations.md) or "
+        "rerun with --accept-warnings to accept them (exit status 3)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return EXIT_DATA_LOSS
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -169,9 +259,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         start, end = args.start, args.end
     else:
         start = end = _yesterday()
-    result = _run_pipeline(_home(args), start, end, args.source, args.allow_shrink)
+    result = _run_pipeline(
+        _home(args), start, end, args.source, args.allow_shrink, args.lock_timeout
+    )
     _print_run_summary(result)
-    return 0
+    return exit_status(result.health, accept_warnings=args.accept_warnings)
 
 
 # --------------------------------------------------------------------------------------------
@@ -314,7 +406,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out.rule(f"fleetledger demo: {days} days of a generated GPU fleet ({start}..{end})")
     _generate(home, days, DEMO_SEED, start, DEMO_SCRAPE_INTERVAL_S)
     out.print(f"generated the fleet's sources in {home}/sources", highlight=False)
-    result = _run_pipeline(home, start, end, None)
+    result = _run_pipeline(home, start, end, None, args.lock_timeout)
     _print_run_summary(result)
     warehouse = result.published or (home / "warehouse.duckdb")
     out.rule("headlines")
@@ -327,11 +419,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out.print("\nexplore it:", highlight=False)
     out.print(f"  {env}.venv/bin/fleetledger app", highlight=False, soft_wrap=True)
     out.print(
-        f"  {env}.venv/bin/dagster dev      # the asset graph and runs",
+        f"  DAGSTER_HOME={dagster_home(home)} {env}.venv/bin/dagster dev"
+        "      # the asset graph, this run and its checks",
         highlight=False,
         soft_wrap=True,
     )
-    return 0
+    # the demo fleet has no data loss by design: a finding here is a regression
+    return exit_status(result.health, accept_warnings=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,6 +473,27 @@ def cmd_not_implemented(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------------------------
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {value}")
+    return value
+
+
+def _lock_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--lock-timeout",
+        type=_seconds,
+        default=0.0,
+        metavar="SEC",
+        help="wait up to SEC seconds for another run on the same home to finish (default 0: "
+        f"exit at once with status {EXIT_LOCKED})",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fleetledger",
@@ -424,12 +539,19 @@ def build_parser() -> argparse.ArgumentParser:
             "or a drop of more than max_row_drop is landed instead of refused (repeatable)"
         ),
     )
+    p.add_argument(
+        "--accept-warnings",
+        action="store_true",
+        help="exit 0 even when the run has data_loss findings (default: exit status 3)",
+    )
     p.add_argument("--home", metavar="DIR", help=home_help)
+    _lock_option(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("demo", help="generate a demo fleet, run the pipeline, print headlines")
     p.add_argument("--days", type=_positive_int, default=30, metavar="N", help="default 30")
     p.add_argument("--home", metavar="DIR", help=home_help)
+    _lock_option(p)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("app", help="open the Streamlit cost explorer")
@@ -462,19 +584,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", module=r"dagster.*")
     warnings.filterwarnings("ignore", category=DeprecationWarning)
     args = build_parser().parse_args(argv)
-    from fleetledger.pipeline import PipelineError
+    from fleetledger.pipeline import PipelineError, RunInterrupted
 
     try:
         return int(args.func(args))
     except ConfigError as e:
         print(str(e), file=sys.stderr)  # as-is: it names the key and the problem
-        return 1
+        return EXIT_ERROR
+    except HomeLocked as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_LOCKED
     except (PipelineError, CliError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        return 130
+        return EXIT_ERROR
+    except (KeyboardInterrupt, RunInterrupted) as e:
+        err.print(f"interrupted{': ' + str(e) if str(e) else ''}", highlight=False)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -3,7 +3,12 @@
 `run_pipeline` materialises the selected assets for an inclusive date range as ONE in-process
 Dagster run: the range travels as the `dagster/asset_partition_range_start|end` run tags and every
 asset has a single-run backfill policy, so each ingest asset sees the whole list of days and dbt
-builds the range once. It uses the same Definitions as `dagster dev`.
+builds the range once. It uses the same Definitions as `dagster dev`, and records the run in the
+home's persistent Dagster instance (`$FLEETLEDGER_HOME/dagster/`, fleetledger/dagster_home.py),
+so `dagster dev` on that instance shows it.
+
+A run holds the home's lock (fleetledger/run_lock.py) from start to end; SIGTERM or the death of
+the run stops its dbt child (fleetledger/child_processes.py).
 """
 
 from __future__ import annotations
@@ -19,8 +24,14 @@ from datetime import date
 from pathlib import Path
 from typing import IO, Any
 
+from fleetledger import child_processes
+from fleetledger.child_processes import RunInterrupted, stop_children, stop_children_on_sigterm
 from fleetledger.config import Config, ConfigError, config_path, load_config
+from fleetledger.dagster_home import run_instance
 from fleetledger.data_health import run_findings
+from fleetledger.run_lock import HomeLocked, home_lock
+
+__all__ = ["HomeLocked", "PipelineError", "PipelineResult", "RunInterrupted", "run_pipeline"]
 
 ProgressFn = Callable[[str], None]
 
@@ -150,6 +161,23 @@ def _asset_label(key: Any) -> str:
     return key.to_user_string() if hasattr(key, "to_user_string") else str(key)
 
 
+def _fail_stale_runs(instance: Any) -> None:
+    """Mark as failed the command-line runs the instance still shows as in progress: this run
+    holds the home's lock, so their process has ended (killed) without saying so."""
+    from dagster import DagsterRunStatus, RunsFilter
+
+    stale = instance.get_runs(
+        filters=RunsFilter(
+            statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING],
+            tags={"fleetledger/trigger": "cli"},
+        )
+    )
+    for run in stale:
+        instance.report_run_failed(
+            run, message="the run's process ended without finishing (killed or interrupted)"
+        )
+
+
 def run_pipeline(
     home: Path,
     start: date,
@@ -160,6 +188,7 @@ def run_pipeline(
     log_level: str = "INFO",
     echo: bool = False,
     allow_shrink: list[str] | None = None,
+    lock_timeout: float = 0.0,
 ) -> PipelineResult:
     """Ingest `sources` (default: every configured source) for `start`..`end` (inclusive), build
     and test the warehouse over the range, and publish it; one Dagster run.
@@ -170,8 +199,9 @@ def run_pipeline(
     in this run (the landing guard, ingest/core/guards.py); it travels as a run tag, which a
     scheduled run does not carry.
 
-    Raises `ConfigError` for an invalid config and `PipelineError` naming the failing asset or
-    check and the reason when anything fails.
+    Raises `ConfigError` for an invalid config, `PipelineError` naming the failing asset or
+    check and the reason when anything fails, `HomeLocked` when another run holds the home
+    longer than `lock_timeout` seconds, and `RunInterrupted` when SIGTERM stopped the run.
     """
     home = home.resolve()
     say = progress or (lambda _msg: None)
@@ -189,7 +219,31 @@ def run_pipeline(
 
     # Dagster and the code location load when a run starts: the CLI imports this module at
     # start-up, and `fleetledger --help` should not pay for Dagster and dbt
-    from dagster import DagsterEventType, DagsterInstance
+    _validate_range(start, end, cfg)
+
+    child_processes.clear_interruption()
+    with home_lock(home, lock_timeout), stop_children_on_sigterm():
+        try:
+            return _run_locked(
+                home, start, end, cfg, sources, say, t0, log_level, echo, allow_shrink
+            )
+        finally:
+            stop_children()  # a dbt child still running when the run ends is stopped
+
+
+def _run_locked(
+    home: Path,
+    start: date,
+    end: date,
+    cfg: Config,
+    sources: list[str] | None,
+    say: ProgressFn,
+    t0: float,
+    log_level: str,
+    echo: bool,
+    allow_shrink: list[str] | None = None,
+) -> PipelineResult:
+    from dagster import DagsterEventType
     from dagster._core.storage.tags import (
         ASSET_PARTITION_RANGE_END_TAG,
         ASSET_PARTITION_RANGE_START_TAG,
@@ -201,8 +255,6 @@ def run_pipeline(
     from orchestration.ingest_assets import SOURCE_AVAILABLE_CHECK, raw_asset_key
     from orchestration.publish import WAREHOUSE_SNAPSHOT_KEY
     from orchestration.schedules import DAILY_JOB_NAME
-
-    _validate_range(start, end, cfg)
 
     with _home_env(home):
         say("loading definitions")
@@ -217,9 +269,8 @@ def run_pipeline(
         )
 
         run_id = str(uuid.uuid4())
-        instance = (
-            DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else DagsterInstance.ephemeral()
-        )
+        instance = run_instance(home)
+        _fail_stale_runs(instance)
         n_selected = len(selection)
         done: list[str] = []
 
@@ -248,15 +299,21 @@ def run_pipeline(
         say(f"running {n_selected} assets over {start}..{end}")
         log_path = home / "logs" / f"run-{start}-{end}-{run_id[:8]}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        with log_path.open("w") as log_file, _maybe_redirect(log_file, not echo):
-            result = job.execute_in_process(
-                run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
-                instance=instance,
-                asset_selection=selection,
-                tags=tags,
-                run_id=run_id,
-                raise_on_error=False,
-            )
+        try:
+            with log_path.open("w") as log_file, _maybe_redirect(log_file, not echo):
+                result = job.execute_in_process(
+                    run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+                    instance=instance,
+                    asset_selection=selection,
+                    tags=tags,
+                    run_id=run_id,
+                    raise_on_error=False,
+                )
+        finally:
+            instance.dispose()
+    interrupted = child_processes.interruption()
+    if interrupted:
+        raise RunInterrupted(f"{interrupted}; nothing was published (log: {log_path})")
 
     out = PipelineResult(
         home=home,

@@ -3,6 +3,11 @@
 The staging models read `landing.<table>` dbt sources; the translator replaces each such source
 with the ingest assets (`raw/<source name>`) whose kind lands that table, and the `config_*`
 tables with the config asset, so the graph runs source → staging → marts → publish.
+
+dbt runs as a child process (dagster-dbt's `DbtCliResource.cli`); it is started so that it dies
+with the run (`children_die_with_parent`: PR_SET_PDEATHSIG on Linux) and SIGTERM stops it
+(`stop_children_on_sigterm`), and the build holds the home's run lock (fleetledger/run_lock.py),
+so a run that `dagster dev` launches never builds beside a `fleetledger run`.
 """
 
 import json
@@ -15,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import dagster_dbt.core.dbt_cli_invocation as dbt_cli_invocation
 from dagster import AssetDep, AssetExecutionContext, AssetKey, AssetsDefinition, AssetSpec
 from dagster._utils import run_with_concurrent_update_guard
 from dagster_dbt import (
@@ -25,7 +31,9 @@ from dagster_dbt import (
     dbt_assets,
 )
 
+from fleetledger.child_processes import children_die_with_parent, stop_children_on_sigterm
 from fleetledger.config import Config, HealthSettings, config_path
+from fleetledger.run_lock import home_lock
 from ingest.core.landing import write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
 from orchestration.ingest_assets import kinds_landing, raw_asset_key
@@ -107,10 +115,14 @@ def _prepare(project: DbtProject) -> None:
     cli = DbtCliResource(project_dir=project, dbt_executable=dbt_executable())
 
     def deps() -> None:
-        cli.cli(["deps", "--quiet"], target_path=project.target_path).wait()
+        with children_die_with_parent(dbt_cli_invocation):
+            invocation = cli.cli(["deps", "--quiet"], target_path=project.target_path)
+        invocation.wait()
 
     def parse() -> None:
-        cli.cli(["parse", "--quiet"], target_path=project.target_path).wait()
+        with children_die_with_parent(dbt_cli_invocation):
+            invocation = cli.cli(["parse", "--quiet"], target_path=project.target_path)
+        invocation.wait()
 
     has_packages = any(
         (project.project_dir / name).exists() for name in ("packages.yml", "dependencies.yml")
@@ -247,8 +259,12 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             **_health_vars(fleet),
         }
         context.log.info(f"dbt build over {key_range.start}..{key_range.end}")
-        invocation = dbt.cli(["build", "--vars", json.dumps(dbt_vars)], context=context)
-        yield from _asset_events(context, invocation)
+        # re-entrant: a `fleetledger run` already holds the lock; a run `dagster dev` launched
+        # takes it here
+        with home_lock(home), stop_children_on_sigterm():
+            with children_die_with_parent(dbt_cli_invocation):
+                invocation = dbt.cli(["build", "--vars", json.dumps(dbt_vars)], context=context)
+            yield from _asset_events(context, invocation)
 
     return dbt_warehouse
 

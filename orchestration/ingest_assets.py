@@ -5,16 +5,22 @@ source's kind (group, landing table) comes from the kind registry (ingest/regist
 asset is daily partitioned with a single-run backfill policy, so a range of days is one call
 with the whole list of days.
 
-A source that cannot be reached (`SourceUnavailable`: its store kept failing after every retry)
-fails only its own asset, and not in a way that holds the warehouse back: the asset keeps what
-the source landed before, records the days it owes (ingest/core/missed.py) and reports its
-`source_available` check failed (severity ERROR, not blocking) with the source, location, last
-error and attempts. dbt and publish go on with every other source; `fleetledger run` exits
-non-zero naming the source. The source's next run lands the owed days too.
+A source that cannot be reached (`SourceUnavailable`: its store kept failing after every retry,
+or its location matches no file) fails only its own asset, and not in a way that holds the
+warehouse back: the asset keeps what the source landed before, records the days it owes
+(ingest/core/missed.py) and reports its `source_available` check failed (severity ERROR, not
+blocking) with the source, location, last error and attempts, and an `error` finding. dbt and
+publish go on with every other source; `fleetledger run` exits non-zero naming the source. The
+source's next run lands the owed days too.
+
+Every finding of the ingest (warnings, quarantined rows by reason) is landed for its source and
+Dagster run (`raw/ingest_findings/`, ingest/core/findings_landing.py), so dbt adds it to
+`fct_data_health`; the asset's metadata counts them by severity.
 """
 
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, is_dataclass
+from dataclasses import fields, is_dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -35,6 +41,8 @@ from dagster import (
 from fleetledger.config import Config, Source
 from ingest import registry
 from ingest.core.errors import SourceUnavailable
+from ingest.core.findings import SEVERITIES, IngestFinding
+from ingest.core.findings_landing import land_ingest_findings, report_findings
 from ingest.core.guards import ALLOW_SHRINK_TAG
 from ingest.core.missed import clear_missed, record_missed, with_missed
 from ingest.core.report import IngestReport
@@ -63,9 +71,13 @@ def raw_asset_key(source_name: str) -> AssetKey:
 
 def _report_metadata(report: Any) -> dict[str, Any]:
     """The IngestReport numbers as Dagster metadata (counts as ints, lists as counts + text)."""
-    fields = asdict(report) if is_dataclass(report) else dict(vars(report))
+    values = (
+        {f.name: getattr(report, f.name) for f in fields(report)}
+        if is_dataclass(report)
+        else dict(vars(report))
+    )
     meta: dict[str, Any] = {}
-    for name, value in fields.items():
+    for name, value in values.items():
         if isinstance(value, bool) or value is None:
             meta[name] = MetadataValue.text(str(value))
         elif isinstance(value, int | float):
@@ -88,6 +100,30 @@ def allowed_to_shrink(tags: Mapping[str, str]) -> set[str]:
     """The sources a run lets lose landed rows: its `fleetledger/allow_shrink` tag (set by
     `fleetledger run --allow-shrink NAME`, or by hand on a run launched from the UI)."""
     return {n.strip() for n in tags.get(ALLOW_SHRINK_TAG, "").split(",") if n.strip()}
+
+
+def _findings_metadata(findings: list[IngestFinding]) -> dict[str, Any]:
+    """How many findings of each severity, and the findings themselves (at most 50)."""
+    by_severity = Counter(f.severity for f in findings)
+    meta: dict[str, Any] = {f"findings/{s}": by_severity.get(s, 0) for s in SEVERITIES}
+    if findings:
+        lines = [f"- {f.severity} `{f.check}`: {f.message}" for f in findings[:50]]
+        if len(findings) > 50:
+            lines.append(f"- ... {len(findings) - 50} more")
+        meta["findings"] = MetadataValue.md("\n".join(lines))
+    return meta
+
+
+def _land_findings(
+    context: AssetExecutionContext, home: Path, source: Source, report: IngestReport
+) -> list[IngestFinding]:
+    """Land the report's findings for the run (fct_data_health reads them) and log them."""
+    findings = report_findings(home, report)
+    land_ingest_findings(home, source.name, context.run.run_id, findings, location=source.location)
+    for finding in findings:
+        log = context.log.info if finding.severity == "info" else context.log.warning
+        log(f"{source.name}: {finding.severity} {finding.check}: {finding}")
+    return findings
 
 
 def build_ingest_asset(
@@ -137,9 +173,8 @@ def build_ingest_asset(
         except SourceUnavailable as err:
             return _unavailable(context, src, days, err, home)
         clear_missed(home, src.name)
-        for warning in getattr(report, "warnings", None) or []:
-            context.log.warning(f"{src.name}: {warning}")
-        metadata = _report_metadata(report)
+        findings = _land_findings(context, home, src, report)
+        metadata = {**_report_metadata(report), **_findings_metadata(findings)}
         if owed:
             metadata["caught_up_days"] = MetadataValue.md("\n".join(f"- {d}" for d in owed))
         return MaterializeResult(
@@ -177,9 +212,11 @@ def _unavailable(
     context.log.error(message)
     report = IngestReport(source=source.name, kind=source.kind, table=registry.source_table(source))
     report.warn(UNAVAILABLE_FINDING, message, "error", count=len(missed.days))
+    findings = _land_findings(context, home, source, report)
     return MaterializeResult(
         metadata={
             **_report_metadata(report),
+            **_findings_metadata(findings),
             "status": MetadataValue.text("unavailable"),
             "error": MetadataValue.text(message),
             "attempts": err.attempts or 0,

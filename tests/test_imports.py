@@ -19,6 +19,7 @@ DEFERRED = {
     ("fleetledger.cli", "fleetledger.generator"): "cli start-up",
     ("fleetledger.cli", "fleetledger.pipeline"): "cli start-up (Dagster, dbt)",
     ("fleetledger.cli", "fleetledger.queries"): "cli start-up",
+    ("fleetledger.cli", "fleetledger.data_health"): "cli start-up (duckdb, polars, pyarrow)",
     # the pipeline module is imported by the CLI; Dagster loads when a run starts
     ("fleetledger.pipeline", "orchestration.build"): "Dagster on demand",
     ("fleetledger.pipeline", "orchestration.config_assets"): "Dagster on demand",

@@ -208,9 +208,19 @@ def land_billing(
         report.rows_quarantined += part_q.height
     outside = rows.filter(~pl.col("_part").is_in(periods) | pl.col("_part").is_null()).height
     if outside:
-        report.warnings.append(f"{outside} rows outside the requested periods were not landed")
+        # landed when a run asks for their periods
+        report.warn(
+            "rows_outside_requested_days",
+            f"{outside} rows outside the requested periods were not landed (a run over their "
+            "days lands them)",
+            "info",
+            count=outside,
+        )
     q_outside = q.filter(~pl.col("_part").is_in(periods)).height
     if q_outside:
-        report.warnings.append(
-            f"{q_outside} rejected rows belong to periods not requested and were not landed"
+        report.warn(
+            "quarantine_outside_requested_days",
+            f"{q_outside} rejected rows belong to periods not requested and were not landed",
+            "info",
+            count=q_outside,
         )

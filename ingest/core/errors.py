@@ -44,3 +44,9 @@ class SourceUnavailable(IngestError):
     def __init__(self, problem: str, *, attempts: int | None = None) -> None:
         self.attempts = attempts
         super().__init__(problem)
+
+
+class NoFilesMatch(SourceUnavailable):
+    """The source's location matches no file at all (a wrong path, an unmounted share): like an
+    unreachable store, nothing about its data is known, so what it landed before stays, the
+    days are owed and the other sources are built and published."""

@@ -43,13 +43,25 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("count", I64),
         ("message", STR),
     ],
+    # every finding of each source's latest ingest, with the Dagster run that raised it
+    # (ingest/core/findings_landing.py); dbt adds this run's to fct_data_health
+    "ingest_findings": [
+        ("run_id", STR),
+        ("run_at", TS),
+        ("source", STR),
+        ("day", pa.date32()),
+        ("check_name", STR),
+        ("severity", STR),
+        ("count", I64),
+        ("message", STR),
+    ],
     QUARANTINE_TABLE: [
         ("reason", STR),
         ("raw", STR),
     ],
 }
 #: the tables the pipeline itself writes (not a source kind's): dbt reads them beside the kinds'
-PIPELINE_TABLES = ("accounted_days", "data_health_log", QUARANTINE_TABLE)
+PIPELINE_TABLES = ("accounted_days", "data_health_log", "ingest_findings", QUARANTINE_TABLE)
 #: every domain's landing tables (ingest/billing/tables.py, ingest/telemetry/tables.py,
 #: ingest/scheduler/tables.py); a kind registered at run time adds its own (`register_table`)
 for _domain in (billing_tables.TABLES, telemetry_tables.TABLES, scheduler_tables.TABLES):

@@ -24,7 +24,7 @@ import polars as pl
 
 from ingest.core.common import ReadResult, expand
 from ingest.core.duplicates import DuplicateFilter, Duplicates, drop_duplicates
-from ingest.core.errors import IngestError
+from ingest.core.errors import IngestError, NoFilesMatch
 from ingest.core.landing import empty_frame, land, land_frames, land_quarantine
 from ingest.core.report import IngestReport
 from ingest.core.spec import FileReader, LandContext
@@ -77,9 +77,16 @@ def file_partitions(
 
 
 def land_split(
-    ctx: LandContext, result: ReadResult, key: pl.Expr, wanted: list[str], prefix: str
+    ctx: LandContext,
+    result: ReadResult,
+    key: pl.Expr,
+    wanted: list[str],
+    prefix: str,
+    *,
+    undated: str | None = None,
 ) -> None:
-    """Land `result` split by `key` (a string partition value) into the wanted partitions."""
+    """Land `result` split by `key` (a string partition value) into the wanted partitions.
+    `undated` says what a row without a partition value lacks (the finding that counts them)."""
     report = ctx.report
     rows = result.rows.with_columns(key.alias("_part"))
     file_part = file_partitions(rows, pl.col("_part"), result.files)
@@ -95,24 +102,51 @@ def land_split(
         pl.col("_part").fill_null(wanted[0])
     )
     orphan = [f for f, v in file_part.items() if v is None]
-    if orphan and q.filter(pl.col("x_source_file").is_in(orphan)).height:
-        report.warnings.append(
+    n_orphan = q.filter(pl.col("x_source_file").is_in(orphan)).height if orphan else 0
+    if n_orphan:
+        report.warn(
+            "quarantine_filed_under_first_day",
             f"rejected rows of files with no good rows were filed under {prefix}{wanted[0]}: "
-            + ", ".join(orphan[:5])
+            + ", ".join(orphan[:5]),
+            "info",
+            count=n_orphan,
         )
     for value in wanted:
         part_rows = rows.filter(pl.col("_part") == value).drop("_part")
         part_q = q_part.filter(pl.col("_part") == value).drop("_part")
         partition = f"{prefix}{value}"
         land_partition(ctx, partition, part_rows, part_q, reason=f"no rows for {partition}")
-    outside = rows.filter(~pl.col("_part").is_in(wanted) | pl.col("_part").is_null()).height
+    undated_rows = rows.filter(pl.col("_part").is_null()).height
+    if undated_rows:
+        # no day: no run of any day will land them
+        report.warn(
+            "rows_without_day",
+            f"{undated_rows} rows were not landed: {undated or 'they have no partition day'}",
+            "data_loss",
+            count=undated_rows,
+        )
+    outside = rows.filter(~pl.col("_part").is_in(wanted)).height
     if outside:
-        report.warnings.append(f"{outside} rows outside the requested partitions were not landed")
+        # landed when a run asks for their days
+        report.warn(
+            "rows_outside_requested_days",
+            f"{outside} rows outside the requested partitions were not landed (a run over "
+            "their days lands them)",
+            "info",
+            count=outside,
+        )
     q_outside = q_part.filter(~pl.col("_part").is_in(wanted)).height
     if q_outside:
-        report.warnings.append(
-            f"{q_outside} rejected rows belong to partitions not requested and were not landed"
+        report.warn(
+            "quarantine_outside_requested_days",
+            f"{q_outside} rejected rows belong to partitions not requested and were not landed",
+            "info",
+            count=q_outside,
         )
+
+
+def _day(prefix: str, value: str) -> date | None:
+    return date.fromisoformat(value) if prefix == "date=" else None
 
 
 def collect(read: FileReader, ctx: LandContext, files: list[Path], day: date | None) -> ReadResult:
@@ -164,9 +198,9 @@ def land_files(ctx: LandContext) -> None:
         land_whole(ctx)
 
 
-def no_files(ctx: LandContext, location: str, what: str = "location") -> IngestError:
+def no_files(ctx: LandContext, location: str, what: str = "location") -> NoFilesMatch:
     """The error of a location that matches no file at all: the source's landed data stays."""
-    return IngestError(
+    return NoFilesMatch(
         f"source {ctx.source.name}: {what} {location} matches no file; nothing was landed and "
         "its landed data is kept (check the path, or the folder the config resolves it from)"
     )
@@ -247,9 +281,13 @@ def _land_day_files(read: FileReader, ctx: LandContext, day: date, files: list[P
     report.rows_landed += n
     report.rows_quarantined += quarantine.height
     if elsewhere:
-        report.warnings.append(
+        report.warn(
+            "rows_from_other_day",
             f"{elsewhere} rows in the files for {day} belong to another UTC day; "
-            f"landed under {partition}"
+            f"landed under {partition}",
+            "info",
+            day=day,
+            count=elsewhere,
         )
     report_blanks(report, blanks, day)
     if dedupe is not None and dedupe.found.count:
@@ -292,8 +330,11 @@ def land_whole(ctx: LandContext, *, undated: str | None = None) -> None:
         combined.rows, found = drop_duplicates(combined.rows, ctx.spec.unique_key)
         if found.count:
             report_duplicates(ctx.report, found, None)
-    if undated and combined.rows.height:
-        n = combined.rows.filter(day_of.is_null()).height
-        if n:
-            ctx.report.warnings.append(f"{n} {undated}")
-    land_split(ctx, combined, day_of.cast(pl.String), [d.isoformat() for d in ctx.days], "date=")
+    land_split(
+        ctx,
+        combined,
+        day_of.cast(pl.String),
+        [d.isoformat() for d in ctx.days],
+        "date=",
+        undated=undated,
+    )

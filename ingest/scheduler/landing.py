@@ -122,7 +122,13 @@ def land_node_events(ctx: LandContext) -> None:
             report.rows_quarantined += q.height
     outside = rows.filter(pl.col("_day") > last).height
     if outside:
-        report.warnings.append(f"{outside} node events start after {last} and were not landed")
+        report.warn(
+            "rows_outside_requested_days",
+            f"{outside} node events start after {last} and were not landed (a run over their "
+            "days lands them)",
+            "info",
+            count=outside,
+        )
 
 
 def land_run_logs(ctx: LandContext) -> None:
@@ -146,11 +152,13 @@ def land_run_logs(ctx: LandContext) -> None:
         table, [read_run_log(f, source=source.name, options=opts) for f in files]
     )
     report.files_read.extend(result.files)
-    unmatched = [w for w in result.warnings if w.endswith(unmatched_suffix)]
+    unmatched = [str(w) for w in result.warnings if str(w).endswith(unmatched_suffix)]
     if unmatched:
-        report.warnings.append(
+        report.warn(
+            "run_log_without_job",
             f"{len(unmatched)} files match no job (option job_from_path): "
-            + ", ".join(w.removesuffix(unmatched_suffix) for w in unmatched[:5])
+            + ", ".join(w.removesuffix(unmatched_suffix) for w in unmatched[:5]),
+            count=len(unmatched),
         )
     rows = result.rows.with_columns(_part=pl.col("checkpoint_at").dt.date().cast(pl.String))
     wanted = [d.isoformat() for d in ctx.days]

@@ -44,6 +44,7 @@ import polars as pl
 
 from ingest.core.common import ReadResult, quarantine_frame, to_utc_datetime
 from ingest.core.errors import IngestError
+from ingest.core.findings import IngestFinding, Warning_
 from ingest.core.landing import polars_schema
 from ingest.core.text import encoding_option, read_text
 from ingest.scheduler.slurm_fields import (
@@ -416,14 +417,28 @@ def parse_sacct(
             file=file,
             line=q_lines[0],
         )
-    warnings = []
+    warnings: list[Warning_] = []
     if orphan_steps:
+        # a step line only adds to its allocation's step count: no GPU-hours are lost with it
         warnings.append(
-            f"{file}: {orphan_steps} step lines follow no landed allocation line of their job "
-            "(they are not landed)"
+            IngestFinding(
+                "step_lines_without_allocation",
+                f"{file}: {orphan_steps} step lines follow no landed allocation line of their "
+                "job (they are not landed)",
+                "warning",
+                count=orphan_steps,
+            )
         )
     if out == [] and q_lines:
-        warnings.append(f"{file}: every row of the file was rejected ({len(q_lines)} rows)")
+        # the rows are in the quarantine, counted there as data_loss
+        warnings.append(
+            IngestFinding(
+                "file_wholly_rejected",
+                f"{file}: every row of the file was rejected ({len(q_lines)} rows)",
+                "warning",
+                count=len(q_lines),
+            )
+        )
     return ReadResult(rows, quarantine, warnings=warnings, files=[file])
 
 

@@ -200,7 +200,7 @@ def test_whole_locations_split_by_day(tmp_path: Path) -> None:
     assert r.rows_quarantined == 1
     r = ingest_source(cfg, cfg.source("dcgm-all"), [D2], home)
     assert r.rows_landed == 4
-    assert any("outside the requested partitions" in w for w in r.warnings)
+    assert any("outside the requested partitions" in str(w) for w in r.warnings)
 
     r = ingest_source(cfg, cfg.source("slurm"), [D1, D2, D3], home)
     got = parts(home, "slurm_jobs", "slurm")

@@ -341,9 +341,12 @@ def test_scontrol_file_is_not_sacct_output(samples: Path) -> None:
     )
     # a file whose rows all break row rules (not the layout) is quarantined instead
     r = read_sacct(samples / "slurm/xdmod-unknown-job-state.log", source="x")
-    assert r.warnings == [
+    assert [str(w) for w in r.warnings] == [
         f"{samples / 'slurm/xdmod-unknown-job-state.log'}: every row of the file was rejected "
         "(2 rows)"
+    ]
+    assert [(f.check, f.severity, f.count) for f in r.warnings] == [
+        ("file_wholly_rejected", "warning", 2)
     ]
 
 

@@ -257,7 +257,7 @@ def test_landing_by_checkpoint_day_and_relanding_replaces(tmp_path: Path) -> Non
         (str(src / "notes" / "train.out"), 1),
         (str(src / "slurm-88001.out"), 7),
     ]
-    assert any("1 files match no job" in w for w in report.warnings)
+    assert any("1 files match no job" in str(w) for w in report.warnings)
     # a later run of one day replaces that day only
     write(src / "slurm-88001.out", HF_LOG[:4])
     report = ingest_source(cfg, cfg.source("logs"), [d2], home)

@@ -405,8 +405,12 @@ def test_het_jobs_array_throttle_and_orphan_steps() -> None:
         ("800+1", "800", 1, 0, None, None, 0),
         ("900_[3-5,9%2]", None, None, 8, "900", [3, 4, 5, 9], 0),
     ]  # fmt: skip
-    assert r.warnings == ["f: 1 step lines follow no landed allocation line of their job "
-                          "(they are not landed)"]  # fmt: skip
+    assert [str(w) for w in r.warnings] == [
+        "f: 1 step lines follow no landed allocation line of their job (they are not landed)"
+    ]
+    assert [(f.check, f.severity, f.count) for f in r.warnings] == [
+        ("step_lines_without_allocation", "warning", 1)
+    ]
     assert r.quarantine.select("x_line_number", "reason").rows() == [
         (7, "unparseable array range in JobID '902_[x-y]': bad range 'x-y'")
     ]

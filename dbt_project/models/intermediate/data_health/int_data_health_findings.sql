@@ -1,8 +1,9 @@
 -- What this build found that a user must hear about (DESIGN.md, "Data health"), one row per
 -- source, day and check: telemetry gaps, DCGM hosts outside the inventory (and hosts taken from
 -- a Kubernetes `node` label), bill lines that match no node, marts that cannot be computed
--- from the sources present, and config meter names no reading shows. fct_data_health adds the
--- run and the findings of earlier runs.
+-- from the sources present, config meter names no reading shows, and what each source's ingest
+-- in this run found (its warnings and quarantined rows by reason). fct_data_health adds the run
+-- and the findings of earlier runs.
 with
 
 gaps as (
@@ -173,6 +174,22 @@ meters_unseen as (
 
 ),
 
+ingest_findings as (
+
+    -- the ingest assets of this run (dbt var run_id is the Dagster run id): a source this run
+    -- did not ingest keeps its findings in the log of the run that did
+    select
+        source,
+        day,
+        check_name,
+        severity,
+        count,
+        message
+    from {{ ref('stg_pipeline__ingest_findings') }}
+    where run_id = '{{ var("run_id", "dbt") }}'
+
+),
+
 final as (
 
     select * from telemetry_gaps
@@ -186,6 +203,8 @@ final as (
     select * from marts_missing
     union all
     select * from meters_unseen
+    union all
+    select * from ingest_findings
 
 )
 
