@@ -30,6 +30,7 @@ from fleetledger.config import Config, ConfigError, config_path, load_config
 from fleetledger.dagster_home import run_instance
 from fleetledger.data_health import run_findings
 from fleetledger.run_lock import HomeLocked, home_lock
+from ingest.core.guards import ALLOW_SHRINK_TAG
 
 __all__ = ["HomeLocked", "PipelineError", "PipelineResult", "RunInterrupted", "run_pipeline"]
 
@@ -249,7 +250,6 @@ def _run_locked(
         ASSET_PARTITION_RANGE_START_TAG,
     )
 
-    from ingest.core.guards import ALLOW_SHRINK_TAG
     from orchestration.build import build_definitions
     from orchestration.config_assets import CONFIG_TABLES_KEY
     from orchestration.ingest_assets import SOURCE_AVAILABLE_CHECK, raw_asset_key

@@ -323,7 +323,6 @@ CASES = [
         "empty-file-replacing-a-period",
         _gcp([], before=[gcp_row(), gcp_row(3.0)]),
         Expect("error", (r"gcp", r"(?i)empty|no rows|header"), landed=2),
-        pending="finding 4",
     ),
     Case(
         "focus",
@@ -337,7 +336,6 @@ CASES = [
             before=lambda: _sample_csv(FOCUS, n=10),
         ),
         Expect("error", (r"focus", r"(?i)empty|no rows|header"), landed=10),
-        pending="finding 4",
     ),
     Case(
         "focus",
@@ -366,6 +364,5 @@ CASES = [
             "focus", "focus", "focus", lambda: _sample_csv(FOCUS, n=10), date(2024, 10, 5)
         ),
         Expect("finding", landed=0, finding=(r"(?i)outside|not.?landed|empty", "")),
-        pending="finding 10",
     ),
 ]

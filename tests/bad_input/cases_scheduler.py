@@ -374,6 +374,5 @@ CASES = [
             ]
         ),
         Expect("finding", landed=2, finding=(r"(?i)step|allocation", "")),
-        pending="finding 10",
     ),
 ]

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from inputs import (
     D1,
+    D2,
+    POWER_HEADER,
     dcgm_day,
     dcgm_line,
     dcgm_source,
@@ -84,11 +86,16 @@ def _typo_option(folder: Path) -> Setup:
 
 
 def _missing_day_keeps_landed(folder: Path) -> Setup:
-    # a first run lands D1 (3 readings); the location is then edited to a folder with no file:
-    # for a {date} location that is a gap, never a deletion
+    # a first run lands D1 (3 readings); the location then moves to a folder that holds only
+    # D2's file: D1 has no file there, and for a {date} location that is a gap (a warning), never
+    # a deletion (a location matching no file at all is an error: `glob-matching-nothing`)
     power_file(folder, power_rows(n=3))
+    write(
+        folder / "power-moved" / f"power-{D2}.csv",
+        "\n".join([POWER_HEADER, *power_rows(D2, n=2)]) + "\n",
+    )
     good = {"sources": [power_source()]}
-    bad = {"sources": [power_source("power-typo/power-{date}.csv")]}
+    bad = {"sources": [power_source("power-moved/power-{date}.csv")]}
     return Setup(bad, "power", DAYS, before=good)
 
 
@@ -301,14 +308,12 @@ CASES = [
         "glob-matching-nothing-keeps-landed",
         _glob_matching_nothing,
         Expect("error", (r"dcgm", r"dcgm-typo"), landed=4),
-        pending="finding 6",
     ),
     Case(
         "power",
         "missing-day-is-a-gap",
         _missing_day_keeps_landed,
         Expect("finding", landed=3, finding=(r"(?i)gap|missing|no.?files|empty", "warning")),
-        pending="finding 6",
     ),
     Case(
         "power",
@@ -324,6 +329,5 @@ CASES = [
         "rows-outside-requested-days",
         _whole_location_other_day,
         Expect("finding", landed=4, finding=(r"(?i)outside|other.?day|not.?landed", "")),
-        pending="finding 10",
     ),
 ]

@@ -1,8 +1,8 @@
 """The bad-input corpus where marts matter (issue 11): independent corruptions of DIFFERENT
 sources of the small generated fleet, batched into ONE pipeline run whose marts must equal the
 clean fleet's (`pipeline_home`, shared with the rest of the suite); a failing run that must
-leave the published warehouse byte for byte as it was; and (pending finding 12) a second run
-on a busy home.
+leave the published warehouse byte for byte as it was. (A second run on a busy home and an
+interrupted run: tests/test_run_guard.py.)
 
 Each `Corruption` edits one source's files in a copy of the fleet and is handled by a reader
 (quarantined or dropped), so nothing it adds may reach a mart. A corruption waiting for a fix
@@ -19,10 +19,6 @@ import math
 import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -179,13 +175,11 @@ CORRUPTIONS = [
     Corruption("onprem-power", "negative-kw", _power_handled),
     Corruption("gcp-billing", "bad-json-and-no-invoice-month", _gcp_billing_handled),
     Corruption("onprem-logs", "marker-without-time", _run_log_marker_without_time),
-    Corruption("aws-dcgm", "line-cut-inside-timestamp", _dcgm_cut_timestamp, "finding 1"),
-    Corruption(
-        "gke-dcgm", "blanks-and-impossible-values", _dcgm_blanks_and_impossible, "finding 2"
-    ),
-    Corruption("aws-slurm", "end-in-2099", _slurm_end_2099, "finding 3"),
-    Corruption("gke-pods", "pod-without-status", _pod_without_status, "finding 5"),
-    Corruption("gke-dcgm", "duplicated-hour", _dcgm_duplicated_hour, "finding 9"),
+    Corruption("aws-dcgm", "line-cut-inside-timestamp", _dcgm_cut_timestamp),
+    Corruption("gke-dcgm", "blanks-and-impossible-values", _dcgm_blanks_and_impossible),
+    Corruption("aws-slurm", "end-in-2099", _slurm_end_2099),
+    Corruption("gke-pods", "pod-without-status", _pod_without_status),
+    Corruption("gke-dcgm", "duplicated-hour", _dcgm_duplicated_hour),
 ]
 #: the marts a corruption of the sources must not move (data-health and quarantine marts
 #: count the rejected rows, so they are left out)
@@ -303,38 +297,3 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
-
-
-@pytest.mark.skipif(not RUN_PENDING, reason="pending finding 12")
-def test_second_run_on_a_busy_home_and_interrupt_stops_dbt(
-    two_day_fleet: Path, tmp_path: Path
-) -> None:
-    """Finding 12: while a run holds the home, a second run waits or exits with a clear
-    message; interrupting the first (SIGTERM) stops its dbt child too."""
-    home = tmp_path / "home"
-    shutil.copytree(two_day_fleet, home)
-    env = {**os.environ, "FLEETLEDGER_HOME": str(home)}
-    cmd = [sys.executable, "-m", "fleetledger.cli", "run", "--date", "2026-10-02"]
-    first = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 300
-        dbt: set[int] = set()
-        while time.monotonic() < deadline and first.poll() is None and not dbt:
-            dbt = {p for p in _descendants(first.pid) if "dbt" in _cmdline(p)}
-            time.sleep(0.5)
-        assert dbt, "the first run started no dbt child"
-        try:
-            second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=20)
-            assert second.returncode != 0
-            assert re.search(
-                r"(?i)lock|already running|another run|in progress", second.stdout + second.stderr
-            )
-        except subprocess.TimeoutExpired:
-            pass  # it waits for the first run: allowed
-        first.send_signal(signal.SIGTERM)
-        first.wait(timeout=120)
-        time.sleep(5)
-        assert [p for p in dbt if Path(f"/proc/{p}").exists() and "dbt" in _cmdline(p)] == []
-    finally:
-        if first.poll() is None:
-            first.kill()

@@ -196,6 +196,7 @@ def test_checks_run_beside_the_ingest_asset(tmp_path: Path) -> None:
         "landing_expectations": (True, "ERROR", True),
         "source_totals_accounted": (True, "ERROR", True),
         "source_totals_match": (True, "WARN", False),
+        "source_available": (True, "ERROR", False),
     }
     assert "partitions of focus_lines pass (40 rows" in checks["landing_expectations"][3]
 
@@ -211,6 +212,7 @@ def test_checks_run_beside_the_ingest_asset(tmp_path: Path) -> None:
         "landing_expectations": False,
         "source_totals_accounted": True,
         "source_totals_match": False,
+        "source_available": True,
     }
     assert "ChargeCategory: expect_column_values_to_be_in_set" in checks["landing_expectations"][3]
     assert "e.g. 'Refund'" in checks["landing_expectations"][3]
