@@ -10,7 +10,8 @@ Two accounted days, 2026-11-16 (D1) and 2026-11-17 (D2), DCGM every 60 s.
 - `hpc-a` (cluster c1, 2 GPUs, $96 a day: $2 a GPU-hour) and `hpc-b` (cluster c2, 2 GPUs,
   $192 a day: $4 a GPU-hour): both clusters run a job 51234 on D1 00:00-04:00 on all of their
   node's GPUs, each labelled hpc_job="51234"; hpc-a's GPUs at 90 %, hpc-b's at 2 % (under the
-  5 % idle threshold).
+  5 % idle threshold). hpc-a's GPU 1 also carries a stray hpc_job="601" label 04:00-05:00 (job
+  601 runs then, but on mig-1): evidence for no run.
 """
 
 from __future__ import annotations
@@ -161,8 +162,12 @@ def build(home: Path) -> None:
     for t in minutes(T1, T1 + 24 * HOUR):
         early = t < T1 + 4 * HOUR
         labels = {"hpc_job": "51234"} if early else {}
+        stray = {"hpc_job": "601"} if T1 + 4 * HOUR <= t < T1 + 5 * HOUR else {}
         for g in range(2):
-            d1.append(sample("hpc-a", g, t, "DCGM_FI_DEV_GPU_UTIL", 90.0 if early else 0, **labels))
+            a_labels = stray if g == 1 and stray else labels
+            d1.append(
+                sample("hpc-a", g, t, "DCGM_FI_DEV_GPU_UTIL", 90.0 if early else 0, **a_labels)
+            )
             d1.append(sample("hpc-b", g, t, "DCGM_FI_DEV_GPU_UTIL", 2.0 if early else 0, **labels))
     land(home, "dcgm_samples", "dcgm", f"date={D1}", frame("dcgm_samples", d1))
     # mig-1 D2: MIG off, the whole GPU; job 602 00:00-12:00
@@ -273,3 +278,31 @@ def test_the_same_job_id_on_two_clusters_holds_only_its_own_gpus(con) -> None:
         ("slurm:c1:51234:1", "hpc-a", pytest.approx(2 * 4 * 3600)),
         ("slurm:c2:51234:1", "hpc-b", pytest.approx(2 * 4 * 3600)),
     ]
+
+
+def test_a_label_naming_a_job_on_other_hosts_maps_nothing_and_is_named(con) -> None:
+    """hpc-a GPU 1's 60 samples of 04:00-05:00 carry hpc_job="601", which runs then on mig-1
+    only: 601 still holds just its slice ($6, checked above), hpc-a's GPU 1 is unallocated
+    in that hour (3,600 s), and data health names the 60 samples."""
+    unalloc = con.execute(
+        "select unallocated_seconds from fct_gpu_hours where host = 'hpc-a' and gpu_index = 1 "
+        "and hour = ?",
+        [T1 + 4 * HOUR],
+    ).fetchone()[0]
+    assert unalloc == pytest.approx(3600.0)
+    severity, count, message = con.execute(
+        'select severity, count, message from fct_data_health where "check" = ? and day = ?',
+        ["hpc_job_label_off_hosts:hpc-a", D1],
+    ).fetchone()
+    assert (severity, count) == ("warning", 60)
+    assert message.startswith(
+        "60 DCGM samples of hpc-a carry hpc_job labels (e.g. 601) naming Slurm jobs that ran "
+        "then on other hosts only"
+    )
+    # the labels of each cluster's own 51234 are its evidence: no finding for them
+    assert (
+        con.execute(
+            "select count(*) from fct_data_health where \"check\" = 'hpc_job_label_off_hosts:hpc-b'"
+        ).fetchone()[0]
+        == 0
+    )
