@@ -1,9 +1,10 @@
 -- What this build found that a user must hear about (DESIGN.md, "Data health"), one row per
 -- source, day and check: telemetry gaps, DCGM hosts outside the inventory (and hosts taken from
--- a Kubernetes `node` label), bill lines that match no node, marts that cannot be computed
--- from the sources present, config meter names no reading shows, and what each source's ingest
--- in this run found (its warnings and quarantined rows by reason). fct_data_health adds the run
--- and the findings of earlier runs.
+-- a Kubernetes `node` label), hpc_job labels that name a job running on other hosts only, bill
+-- lines that match no node, marts that cannot be computed from the sources present, config
+-- meter names no reading shows, and what each source's ingest in this run found (its warnings
+-- and quarantined rows by reason). fct_data_health adds the run and the findings of earlier
+-- runs.
 with
 
 gaps as (
@@ -190,9 +191,66 @@ ingest_findings as (
 
 ),
 
+slurm_windows as (
+
+    select
+        job_id_raw,
+        hosts,
+        {{ to_epoch('started_at') }} as t_from,
+        {{ to_epoch('ended_at') }} as t_to
+    from {{ ref('int_runs') }}
+    where scheduler = 'slurm' and started_at is not null
+
+),
+
+label_runs as (
+
+    -- hpc_job labels and the Slurm runs of that job id running at the sample, on whichever
+    -- cluster: a label is evidence only for a run whose hosts include the labelled host
+    select
+        labels.host,
+        labels.t,
+        labels.hpc_job,
+        max(case when {{ list_has('slurm_windows.hosts', 'labels.host') }} then 1 else 0 end)
+            as on_own_host
+    from {{ ref('int_gpu_sample_labels') }} as labels
+    inner join slurm_windows
+        on slurm_windows.job_id_raw = labels.hpc_job
+        and labels.t >= slurm_windows.t_from
+        and (slurm_windows.t_to is null or labels.t < slurm_windows.t_to)
+    group by labels.gpu_uuid, labels.mig_instance, labels.host, labels.t, labels.hpc_job
+
+),
+
+off_host_labels as (
+
+    select
+        coalesce(host_sources.x_source, 'dcgm') as source,
+        cast({{ from_epoch('floor(label_runs.t / 86400) * 86400') }} as date) as day,
+        'hpc_job_label_off_hosts:' || label_runs.host as check_name,
+        'warning' as severity,
+        count(*) as count,
+        cast(count(*) as varchar) || ' DCGM samples of ' || label_runs.host
+            || ' carry hpc_job labels (e.g. ' || min(label_runs.hpc_job)
+            || ') naming Slurm jobs that ran then on other hosts only: they map no run (a job'
+            || ' id is matched on its own hosts, as ids repeat across clusters); check that the'
+            || ' inventory host names are the ones Slurm uses' as message
+    from label_runs
+    left join host_sources
+        on host_sources.host = label_runs.host
+    where label_runs.on_own_host = 0
+    group by
+        coalesce(host_sources.x_source, 'dcgm'),
+        cast({{ from_epoch('floor(label_runs.t / 86400) * 86400') }} as date),
+        label_runs.host
+
+),
+
 final as (
 
     select * from telemetry_gaps
+    union all
+    select * from off_host_labels
     union all
     select * from hosts_outside
     union all

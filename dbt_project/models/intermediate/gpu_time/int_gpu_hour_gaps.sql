@@ -8,7 +8,8 @@ with
 
 units as (
 
-    select units.gpu_uuid, units.mig_instance, gpus.host
+    -- every unit a GPU has in some hour (its layout per hour: int_gpu_units)
+    select distinct units.gpu_uuid, units.mig_instance, gpus.host
     from {{ ref('int_gpu_units') }} as units
     inner join {{ ref('int_gpus') }} as gpus
         on gpus.gpu_uuid = units.gpu_uuid

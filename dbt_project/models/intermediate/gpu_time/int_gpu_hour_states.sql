@@ -7,7 +7,8 @@
 --     reporting);
 --   unallocated: the remaining covered seconds, plus unheld seconds no sample covers and no
 --     failure signal explains (the node was not observed: also unobserved, and a telemetry gap).
--- then summed over the GPU's units weighted by their fraction of the GPU.
+-- then summed over the GPU's units of that hour (its MIG layout then) weighted by their fraction
+-- of the GPU.
 with
 
 units as (
@@ -74,7 +75,8 @@ unit_inputs as (
             as unheld_uncovered_seconds,
         coalesce(gaps.unheld_signalled_seconds, 0) as unheld_signalled_seconds
     from units
-    cross join hours
+    inner join hours
+        on hours.hour_epoch = units.hour_epoch
     left join telemetry
         on telemetry.gpu_uuid = units.gpu_uuid
         and telemetry.mig_instance = units.mig_instance
@@ -148,7 +150,9 @@ device_telemetry as (
         max(telemetry.max_memory_used_mib) as max_memory_used_mib
     from telemetry
     left join units
-        on units.gpu_uuid = telemetry.gpu_uuid and units.mig_instance = telemetry.mig_instance
+        on units.gpu_uuid = telemetry.gpu_uuid
+        and units.mig_instance = telemetry.mig_instance
+        and units.hour_epoch = telemetry.hour_epoch
     group by telemetry.gpu_uuid, telemetry.hour_epoch
 
 ),

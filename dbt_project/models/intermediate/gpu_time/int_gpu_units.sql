@@ -1,37 +1,123 @@
--- The units a physical GPU's seconds are shared by. A GPU without MIG is one unit
--- (`mig_instance` = '', fraction 1). A MIG GPU has one unit per instance, weighted by its
--- compute slices / 7 (the `<n>g` of the profile, H100/A100), and a remainder unit '' for the
+-- The units a physical GPU's seconds are shared by, in each accounted hour. A GPU without MIG is
+-- one unit (`mig_instance` = '', fraction 1). A MIG GPU has one unit per instance, weighted by
+-- its compute slices / 7 (the `<n>g` of the profile, H100/A100), and a remainder unit '' for the
 -- slices no instance uses; the remainder can be unallocated or down, never held.
+-- The layout is per GPU and hour, since MIG can be reconfigured: an hour takes the instances the
+-- GPU reported in that hour; an hour in which the GPU reported nothing keeps the layout of the
+-- last hour it reported in (before its first report: that of its first). A GPU that never
+-- reported, or only without instances, is one whole unit throughout.
 with
 
-seen as (
+gpus as (
 
+    select gpu_uuid from {{ ref('int_gpus') }}
+
+),
+
+hours as (
+
+    select hour_epoch from {{ ref('int_hours') }}
+
+),
+
+reports as (
+
+    -- the instances each GPU reported in each hour ('' alone: the whole GPU)
     select
         gpu_uuid,
+        floor(t / 3600) * 3600 as layout_hour,
         mig_instance,
         max(mig_profile) as mig_profile
     from {{ ref('int_gpu_samples') }}
-    group by gpu_uuid, mig_instance
+    group by gpu_uuid, floor(t / 3600) * 3600, mig_instance
+
+),
+
+reported_hours as (
+
+    select distinct gpu_uuid, layout_hour from reports
+
+),
+
+timeline as (
+
+    -- each accounted hour of a GPU beside the hours it reported in
+    select gpus.gpu_uuid, hours.hour_epoch, cast(null as double) as layout_hour
+    from gpus
+    cross join hours
+    union all
+    select gpu_uuid, layout_hour as hour_epoch, layout_hour
+    from reported_hours
+
+),
+
+carried as (
+
+    select
+        gpu_uuid,
+        hour_epoch,
+        layout_hour,
+        count(layout_hour) over (
+            -- a reported hour's own row counts before its spine row
+            partition by gpu_uuid
+            order by hour_epoch, case when layout_hour is null then 1 else 0 end
+            rows between unbounded preceding and current row
+        ) as layout_group,
+        min(layout_hour) over (partition by gpu_uuid) as first_layout_hour
+    from timeline
+
+),
+
+groups as (
+
+    select
+        gpu_uuid,
+        layout_group,
+        max(layout_hour) as group_layout_hour
+    from carried
+    group by gpu_uuid, layout_group
+
+),
+
+hour_layouts as (
+
+    select distinct
+        carried.gpu_uuid,
+        hours.hour_epoch,
+        case
+            when carried.layout_group = 0 then carried.first_layout_hour
+            else groups.group_layout_hour
+        end as layout_hour
+    from carried
+    inner join groups
+        on groups.gpu_uuid = carried.gpu_uuid and groups.layout_group = carried.layout_group
+    inner join hours
+        on hours.hour_epoch = carried.hour_epoch
 
 ),
 
 instances as (
 
     select
-        gpu_uuid,
-        mig_instance,
-        mig_profile,
-        cast({{ regex_extract('mig_profile', "'^([0-9]+)g'") }} as double) / 7.0 as unit_fraction
-    from seen
-    where mig_instance <> ''
+        hour_layouts.gpu_uuid,
+        reports.mig_instance,
+        hour_layouts.hour_epoch,
+        reports.mig_profile,
+        cast({{ regex_extract('reports.mig_profile', "'^([0-9]+)g'") }} as double) / 7.0
+            as unit_fraction
+    from hour_layouts
+    inner join reports
+        on reports.gpu_uuid = hour_layouts.gpu_uuid
+        and reports.layout_hour = hour_layouts.layout_hour
+    where reports.mig_instance <> ''
 
 ),
 
-mig_gpus as (
+used as (
 
-    select gpu_uuid, sum(unit_fraction) as used_fraction
+    select gpu_uuid, hour_epoch, sum(unit_fraction) as used_fraction
     from instances
-    group by gpu_uuid
+    group by gpu_uuid, hour_epoch
 
 ),
 
@@ -40,11 +126,13 @@ whole as (
     select
         gpus.gpu_uuid,
         '' as mig_instance,
+        hours.hour_epoch,
         cast(null as varchar) as mig_profile,
-        1.0 - coalesce(mig_gpus.used_fraction, 0) as unit_fraction
-    from {{ ref('int_gpus') }} as gpus
-    left join mig_gpus
-        on mig_gpus.gpu_uuid = gpus.gpu_uuid
+        1.0 - coalesce(used.used_fraction, 0) as unit_fraction
+    from gpus
+    cross join hours
+    left join used
+        on used.gpu_uuid = gpus.gpu_uuid and used.hour_epoch = hours.hour_epoch
 
 ),
 

@@ -1,5 +1,6 @@
 -- Which run held which GPU when, in DESIGN.md's order of evidence:
---   1. `hpc_job` labels on DCGM samples (= Slurm JobIDRaw), within the run's [start, end);
+--   1. `hpc_job` labels on DCGM samples (= Slurm JobIDRaw), on the run's hosts, within the
+--      run's [start, end) (job ids repeat across clusters, hosts do not);
 --   2. Kubernetes `namespace` + `pod` labels (+ node), within the pod's life;
 --   3. GPU indices the scheduler reports (`IDX:` of old-style GRES strings), on each host;
 --   4. otherwise the run holds gpus_per_node / node GPUs of each of its nodes' GPUs: `exact`
@@ -56,6 +57,8 @@ slurm_evidence as (
     from run_windows
     inner join labels
         on labels.hpc_job = run_windows.job_id_raw
+        -- job ids repeat across clusters: only the run's own hosts are its evidence
+        and {{ list_has('run_windows.hosts', 'labels.host') }}
         and labels.t >= run_windows.t_from
         and labels.t < run_windows.t_to
     where run_windows.scheduler = 'slurm'

@@ -3,7 +3,8 @@ with
 
 run_hours as (
 
-    -- a MIG instance's seconds are worth its fraction of the physical GPU
+    -- a MIG instance's seconds are worth its fraction of the physical GPU (in the GPU's layout of
+    -- that hour)
     select
         run_hours.run_id,
         run_hours.gpu_uuid,
@@ -18,7 +19,9 @@ run_hours as (
         run_hours.energy_wh
     from {{ ref('int_run_gpu_hours') }} as run_hours
     inner join {{ ref('int_gpu_units') }} as units
-        on units.gpu_uuid = run_hours.gpu_uuid and units.mig_instance = run_hours.mig_instance
+        on units.gpu_uuid = run_hours.gpu_uuid
+        and units.mig_instance = run_hours.mig_instance
+        and units.hour_epoch = run_hours.hour_epoch
 
 ),
 
