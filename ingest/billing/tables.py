@@ -238,6 +238,7 @@ TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("usage_amount_in_pricing_units", F64),
         ("usage_pricing_unit", STR),
         ("credits_amount", F64),
+        ("credits_cud_amount", F64),  # the COMMITTED_USAGE_DISCOUNT credits within it
         ("credits", STR),
         ("invoice_month", STR),
         ("cost_type", STR),
