@@ -68,6 +68,10 @@ CUR_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("line_item_line_item_description", STR),
     ("split_line_item_net_split_cost", F64),
     ("split_line_item_net_unused_cost", F64),
+    # INCLUDE CAPACITY RESERVATION DATA (Capacity Blocks for ML: docs/metrics.md)
+    ("capacity_reservation_capacity_reservation_arn", STR),
+    ("capacity_reservation_capacity_reservation_status", STR),
+    ("capacity_reservation_capacity_reservation_type", STR),
     ("x_execution_id", STR),
     ("x_billing_period", STR),
 ]
