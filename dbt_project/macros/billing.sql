@@ -49,3 +49,19 @@
     group by days.day_epoch, billing.provider
 
 {% endmacro %}
+
+{#- The resource family of a GCP Compute SKU description, which a commitment SKU and the usage
+    it covers share: the words before " running in " / " in <region>" ("Commitment v1: " dropped),
+    lowercased; a GPU keeps its model ("nvidia l4 gpu"), vCPU and memory SKUs become "cpu" and
+    "ram" ("A2 Instance Core" and "A2 Cpu" are both "cpu"). docs/metrics.md. -#}
+{% macro gcp_sku_family(description) -%}
+    {%- set name -%}
+        lower(trim({{ regex_extract(description, "'^(?:Commitment(?: v[0-9]+)?: *)?(.+?)(?: running)? in .*$'") }}))
+    {%- endset -%}
+    case
+        when {{ name }} like '%gpu%' then {{ name }}
+        when {{ name }} like '%ram' then 'ram'
+        when {{ name }} like '%cpu' or {{ name }} like '%core' then 'cpu'
+        else {{ name }}
+    end
+{%- endmacro %}

@@ -13,7 +13,9 @@ file's name and first bytes), `jsonl`, `csv`, `parquet`):
 
 Rows read from BigQuery itself (`ingest/billing/gcp_bigquery.py`) go through the same mapping
 (`rows_to_result`). The landing partition is `period=YYYY-MM` from `invoice.month` (`YYYYMM`, a
-Pacific-time month). Net cost = `cost + sum(credits.amount)` (credits are negative); `labels`
+Pacific-time month). Net cost = `cost + sum(credits.amount)` (credits are negative);
+`credits_cud_amount` is the part of it from `COMMITTED_USAGE_DISCOUNT` credits (the evidence that
+a resource-based commitment covers the row: the warehouse amortises the fee onto it); `labels`
 becomes a JSON object, the project is the sub-account. A row that is not an object, or lacks a
 valid invoice month or cost, or has an unparseable time, a number that is not finite (NaN, inf)
 or a negative `usage.amount` on a `regular` (metered usage) row, goes to quarantine with the
@@ -55,6 +57,8 @@ _TIME_COLUMNS = ("usage_start_time", "usage_end_time", "export_time")
 CSV_REQUIRED = ("cost", "invoice.month")
 #: repeated fields that flattened files carry as list literals
 _LIST_FIELDS = ("labels", "credits")
+#: the credit type of a resource-based committed use discount (the usage a commitment covers)
+CUD_CREDIT_TYPE = "COMMITTED_USAGE_DISCOUNT"
 #: what the source totals sum, in the export's own terms
 TOTAL_BASIS = "cost + sum(credits.amount)"
 
@@ -105,17 +109,21 @@ def _labels(value: Any) -> str:
     return json.dumps(out, sort_keys=True)
 
 
-def _credits(value: Any) -> tuple[float, str]:
+def _credits(value: Any) -> tuple[float, float, str]:
+    """(sum of credits.amount, sum of the COMMITTED_USAGE_DISCOUNT credits, credits as JSON)."""
     if value in (None, ""):
-        return 0.0, "[]"
+        return 0.0, 0.0, "[]"
     if not isinstance(value, list):
         raise _RowError(f"credits is not a list: {value!r}")
-    total = 0.0
+    total = cud = 0.0
     for c in value:
         if not isinstance(c, dict):
             raise _RowError(f"credits item is not an object: {c!r}")
-        total += _num(c.get("amount"), "credits.amount", 0.0) or 0.0
-    return total, json.dumps(value, sort_keys=True, default=str)
+        amount = _num(c.get("amount"), "credits.amount", 0.0) or 0.0
+        total += amount
+        if c.get("type") == CUD_CREDIT_TYPE:
+            cud += amount
+    return total, cud, json.dumps(value, sort_keys=True, default=str)
 
 
 def export_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +137,7 @@ def export_row(row: dict[str, Any]) -> dict[str, Any]:
         raise _RowError("no cost")
     service, sku, project = _obj(row, "service"), _obj(row, "sku"), _obj(row, "project")
     location, resource, usage = _obj(row, "location"), _obj(row, "resource"), _obj(row, "usage")
-    credits_amount, credits = _credits(row.get("credits"))
+    credits_amount, credits_cud_amount, credits = _credits(row.get("credits"))
     usage_amount = _num(usage.get("amount"), "usage.amount")
     cost_type = _str(row.get("cost_type"))
     if usage_amount is not None and usage_amount < 0 and cost_type in (None, "regular"):
@@ -162,6 +170,7 @@ def export_row(row: dict[str, Any]) -> dict[str, Any]:
         ),
         "usage_pricing_unit": _str(usage.get("pricing_unit")),
         "credits_amount": credits_amount,
+        "credits_cud_amount": credits_cud_amount,
         "credits": credits,
         "invoice_month": month.strip(),
         "cost_type": cost_type,

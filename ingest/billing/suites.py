@@ -34,6 +34,7 @@ _GCP_COLUMNS: dict[str, str] = {
     "usage_amount_in_pricing_units": "float",
     "usage_pricing_unit": "string",
     "credits_amount": "float",
+    "credits_cud_amount": "float",
     "credits": "string",
     "invoice_month": "string",
     "cost_type": "string",
@@ -64,6 +65,7 @@ register_suite(
             "invoice_month",
             "cost",
             "credits_amount",
+            "credits_cud_amount",
             "labels",
             "credits",
             "x_source",
@@ -72,7 +74,11 @@ register_suite(
         ),
         unique=(("x_source_file", "x_line_number"),),
         currency=("currency",),
-        ranges={"credits_amount": (None, 0), "currency_conversion_rate": (0, None)},
+        ranges={
+            "credits_amount": (None, 0),
+            "credits_cud_amount": (None, 0),
+            "currency_conversion_rate": (0, None),
+        },
         ordered=(("usage_end_time", "usage_start_time"),),
         equals=(Equals("invoice_month", "%Y%m"),),
     )

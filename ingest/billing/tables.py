@@ -68,6 +68,10 @@ CUR_COLUMNS: list[tuple[str, pa.DataType]] = [
     ("line_item_line_item_description", STR),
     ("split_line_item_net_split_cost", F64),
     ("split_line_item_net_unused_cost", F64),
+    # INCLUDE CAPACITY RESERVATION DATA (Capacity Blocks for ML: docs/metrics.md)
+    ("capacity_reservation_capacity_reservation_arn", STR),
+    ("capacity_reservation_capacity_reservation_status", STR),
+    ("capacity_reservation_capacity_reservation_type", STR),
     ("x_execution_id", STR),
     ("x_billing_period", STR),
 ]
@@ -238,6 +242,7 @@ TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("usage_amount_in_pricing_units", F64),
         ("usage_pricing_unit", STR),
         ("credits_amount", F64),
+        ("credits_cud_amount", F64),  # the COMMITTED_USAGE_DISCOUNT credits within it
         ("credits", STR),
         ("invoice_month", STR),
         ("cost_type", STR),

@@ -5,12 +5,19 @@
 -- fct_billing_restatements: change both together. Split cost allocation rows (EKS/ECS pods) keep
 -- their line-item costs here (their share of the parent instance is in int_billing__aws_split).
 -- x_line_key is the line's lineage (source, period, file, row): CUR line item ids are not unique
--- in every export (split rows, Athena copies).
+-- in every export (split rows, Athena copies). EC2 Capacity Block fees are amortised over the
+-- block's instance-hours (int_aws_capacity_blocks: its `amortised` is added to EffectiveCost).
 with
 
 lines as (
 
     select * from {{ ref('stg_aws_cur__line_items') }}
+
+),
+
+capacity_blocks as (
+
+    select * from {{ ref('int_aws_capacity_blocks') }}
 
 ),
 
@@ -34,7 +41,7 @@ final as (
                 then coalesce(reservation_unused_amortized_upfront_fee, 0)
                     + coalesce(reservation_unused_recurring_fee, 0)
             else unblended_cost
-        end as effective_cost,
+        end + coalesce(capacity_blocks.amortised, 0) as effective_cost,
         coalesce(public_on_demand_cost, unblended_cost) as list_cost,
         unblended_cost as contracted_cost,
         usage_start as charge_period_start,
@@ -65,6 +72,9 @@ final as (
         resource_tags as tags,
         currency as billing_currency
     from lines
+    left join capacity_blocks
+        on capacity_blocks.x_line_key = 'aws:' || lines.x_source || ':' || lines.x_billing_period
+            || ':' || lines.x_source_file || ':' || cast(lines.x_line_number as varchar)
 
 )
 

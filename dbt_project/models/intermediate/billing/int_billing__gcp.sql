@@ -2,7 +2,10 @@
 -- cost_at_list; where a row has none (older exports), the SKU's Cloud Catalog list price
 -- (int_gcp_list_prices, the version valid when the usage started) × the usage in pricing units,
 -- in the row's currency (a USD list price × the row's currency_conversion_rate when the catalog
--- was not fetched in that currency); else the cost itself.
+-- was not fetched in that currency); else the cost itself. EffectiveCost amortises
+-- resource-based commitment fees onto the usage their CUD credits cover (int_gcp_commitments):
+-- net cost + the line's amortised share (a fee row: − what was amortised away, leaving the unused
+-- commitment); commitment fee rows are ChargeCategory Purchase.
 with
 
 lines as (
@@ -14,6 +17,12 @@ lines as (
 list_prices as (
 
     select * from {{ ref('int_gcp_list_prices') }}
+
+),
+
+commitments as (
+
+    select * from {{ ref('int_gcp_commitments') }}
 
 ),
 
@@ -48,7 +57,8 @@ final as (
         x_source,
         x_source_file,
         cost + coalesce(credits_amount, 0) as billed_cost,
-        cost + coalesce(credits_amount, 0) as effective_cost,
+        cost + coalesce(credits_amount, 0) + coalesce(commitments.amortised, 0)
+            as effective_cost,
         coalesce(cost_at_list, pricing_quantity * list_unit_price, cost) as list_cost,
         cost as contracted_cost,
         usage_start as charge_period_start,
@@ -62,8 +72,13 @@ final as (
             when service_description = 'Cloud Storage' then 'Storage'
             else 'Other'
         end as service_category,
-        case cost_type when 'tax' then 'Tax' when 'adjustment' then 'Adjustment' else 'Usage' end
-            as charge_category,
+        case
+            when cost_type = 'tax' then 'Tax'
+            when cost_type = 'adjustment' then 'Adjustment'
+            when {{ regex_match('sku_description', "'" ~ var('gcp_commitment_sku_pattern') ~ "'") }}
+                then 'Purchase'
+            else 'Usage'
+        end as charge_category,
         cost_type as x_line_item_type,
         coalesce(resource_global_name, resource_name) as resource_id,
         sku_id,
@@ -74,6 +89,9 @@ final as (
         labels as tags,
         currency as billing_currency
     from priced
+    left join commitments
+        on commitments.x_line_key = 'gcp:' || priced.x_source || ':' || priced.x_source_file
+            || ':' || cast(priced.x_line_number as varchar)
 
 )
 

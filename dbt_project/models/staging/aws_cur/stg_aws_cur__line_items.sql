@@ -54,6 +54,9 @@ renamed as (
         cast(split_line_item_public_on_demand_split_cost as double)
             as split_public_on_demand_cost,
         cast(split_line_item_split_usage_ratio as double) as split_usage_ratio,
+        capacity_reservation_capacity_reservation_arn as capacity_reservation_arn,
+        capacity_reservation_capacity_reservation_status as capacity_reservation_status,
+        capacity_reservation_capacity_reservation_type as capacity_reservation_type,
         resource_tags
 
     from source
