@@ -35,19 +35,28 @@ gpus as (
 
 ),
 
-mig_units as (
+mig_instances as (
 
-    -- the MIG instances of each profile on each host, as DCGM reports them
-    select
+    -- the MIG instances of each profile on each host, as DCGM reports them in any hour of the
+    -- window (int_gpu_units is per hour: a layout change adds the new instances to the pool)
+    select distinct
         gpus.host,
         units.gpu_uuid,
         units.mig_instance,
-        units.mig_profile,
-        count(*) over (partition by gpus.host, units.mig_profile) as pool_units
+        units.mig_profile
     from {{ ref('int_gpu_units') }} as units
     inner join gpus
         on gpus.gpu_uuid = units.gpu_uuid
     where units.mig_instance <> ''
+
+),
+
+mig_units as (
+
+    select
+        mig_instances.*,
+        count(*) over (partition by host, mig_profile) as pool_units
+    from mig_instances
 
 ),
 
