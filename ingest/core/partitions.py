@@ -16,7 +16,7 @@ strategies (billing periods, run logs, sacct commands, Prometheus).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import date
 from pathlib import Path
 
@@ -316,9 +316,15 @@ def report_duplicates(report: IngestReport, found: Duplicates, day: date | None)
     )
 
 
-def land_whole(ctx: LandContext, *, undated: str | None = None) -> None:
+def land_whole(
+    ctx: LandContext,
+    *,
+    undated: str | None = None,
+    check: Callable[[ReadResult, IngestReport], None] | None = None,
+) -> None:
     """Read every file of the location and land the requested days of its rows. `undated`
-    names what a row without a day lacks, for the warning that counts them."""
+    names what a row without a day lacks, for the warning that counts them; `check` looks at
+    everything read (before it is split into days) and may add findings to the report."""
     read = _reader(ctx)
     assert ctx.spec.day is not None
     day_of = ctx.spec.day(ctx.table)
@@ -330,6 +336,8 @@ def land_whole(ctx: LandContext, *, undated: str | None = None) -> None:
         combined.rows, found = drop_duplicates(combined.rows, ctx.spec.unique_key)
         if found.count:
             report_duplicates(ctx.report, found, None)
+    if check is not None:
+        check(combined, ctx.report)
     land_split(
         ctx,
         combined,

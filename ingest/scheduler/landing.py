@@ -33,6 +33,7 @@ from ingest.scheduler.run_logs import (
 )
 from ingest.scheduler.slurm_command import is_command_source, run_sacct
 from ingest.scheduler.slurm_events import read_node_events
+from ingest.scheduler.slurm_order import export_order_check
 
 NODE_EVENTS_TABLE = "slurm_node_events"
 
@@ -45,7 +46,11 @@ def land_slurm(ctx: LandContext) -> None:
         if DATE_PLACEHOLDER in ctx.location:
             land_daily(ctx)
         else:
-            land_whole(ctx, undated="jobs have no snapshot, start or submit day")
+            land_whole(
+                ctx,
+                undated="jobs have no snapshot, start or submit day",
+                check=export_order_check,
+            )
     if ctx.source.options.get("events"):
         land_node_events(ctx)
 

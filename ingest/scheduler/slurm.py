@@ -60,14 +60,13 @@ from ingest.scheduler.slurm_fields import (
     _zone,
     expand_hostlist,
     gpu_indices_from_gres,
-    gpus_from_gres,
-    gpus_from_tres,
     mem_from_tres,
     parse_elapsed,
     parse_memory,
     parse_timelimit,
-    sacct_time,
 )
+from ingest.scheduler.slurm_gres import GpuRequest, gpu_request_from_gres, gpu_request_from_tres
+from ingest.scheduler.slurm_local_time import LocalTimeNotes, resolve_times
 from ingest.scheduler.time_rules import (
     CLOCK_SKEW,
     check_max_run,
@@ -146,6 +145,9 @@ _OUT_COLUMNS = [
     "step_count",
     "max_rss_mib",
     "gpu_indices",
+    "mig_instances",
+    "mig_slices",
+    "mig_profile",
 ]
 
 
@@ -159,8 +161,24 @@ class _TimeLimits:
     max_hours: float | None
 
 
+def _gpu_request(text: Any) -> GpuRequest | None:
+    """AllocTRES, else ReqTRES, else the first GRES column that names GPUs."""
+    for col, parse in (("alloctres", gpu_request_from_tres), ("reqtres", gpu_request_from_tres)):
+        if (t := text(col)) is not None:
+            return parse(t)
+    for col in ("allocgres", "reqgres", "gres"):
+        if (g := text(col)) is not None and (req := gpu_request_from_gres(g)) is not None:
+            return req
+    return None
+
+
 def _row(
-    f: dict[str, str], tz: ZoneInfo | None, cluster: str | None, limits: _TimeLimits
+    f: dict[str, str],
+    tz: ZoneInfo | None,
+    cluster: str | None,
+    limits: _TimeLimits,
+    notes: LocalTimeNotes,
+    where: str,
 ) -> list[Any]:
     def text(name: str) -> str | None:
         v = f.get(name)
@@ -205,18 +223,7 @@ def _row(
 
     alloc_tres = text("alloctres")
     req_tres = text("reqtres")
-    gpus: int | None = None
-    if alloc_tres is not None:
-        gpus = gpus_from_tres(alloc_tres)
-    elif req_tres is not None:
-        gpus = gpus_from_tres(req_tres)
-    if gpus is None:
-        for col in ("allocgres", "reqgres", "gres"):
-            g = text(col)
-            if g is not None:
-                gpus = gpus_from_gres(g)
-                if gpus is not None:
-                    break
+    request = _gpu_request(text) or GpuRequest(0)
     gpu_indices: list[int] | None = None
     for col in ("allocgres", "reqgres", "gres"):
         g = text(col)
@@ -240,9 +247,8 @@ def _row(
         raise _RowError(str(err)) from None
     timelimit = text("timelimit")
 
-    submit = sacct_time(f.get("submit", ""), "Submit", tz)
-    start = sacct_time(f.get("start", ""), "Start", tz)
-    end = sacct_time(f.get("end", ""), "End", tz)
+    times = resolve_times(f, tz, elapsed, notes, where)
+    submit, start, end = times["Submit"], times["Start"], times["End"]
     # a pending job's Start may be the scheduler's estimate; Eligible may be a future --begin
     future = [("Submit", submit), ("Start", start if state != "PENDING" else None), ("End", end)]
     check_not_future(future, limits.latest, limits.what, _RowError)
@@ -261,7 +267,7 @@ def _row(
         text("group"),
         text("user"),
         submit,
-        sacct_time(f.get("eligible", ""), "Eligible", tz),
+        times["Eligible"],
         start,
         end,
         elapsed,
@@ -271,7 +277,7 @@ def _row(
         cancelled_by,
         _int(f.get("nnodes", ""), "NNodes"),
         _int(f.get("ncpus", ""), "NCPUS"),
-        gpus if gpus is not None else 0,
+        request.whole,
         alloc_tres,
         req_tres,
         timelimit,
@@ -292,6 +298,9 @@ def _row(
         0,
         None,
         gpu_indices,
+        request.mig_instances,
+        request.mig_slices,
+        request.mig_profile,
     ]
 
 
@@ -313,10 +322,13 @@ def parse_sacct(
     options: dict[str, Any] | None = None,
     snapshot_date: date | None = None,
     taken_at: datetime | None = None,
+    exported_at: datetime | None = None,
     bad_lines: Mapping[int, str] | None = None,
 ) -> ReadResult:
     """Parse sacct output already decoded to text (see `read_sacct`). `taken_at`: when the
     export was made, if known (the command's run; else option `snapshot_at`, else now).
+    `exported_at`: when this export was written, to order it among other undated exports of
+    the same jobs (`x_exported_at`: `taken_at` when given, else this: the file's mtime).
     `bad_lines`: lines that are not valid text (`ingest.core.text`), quarantined."""
     options = options or {}
     delim = str(options.get("delimiter", "|"))
@@ -327,6 +339,9 @@ def parse_sacct(
     cluster = options.get("cluster")
     cluster = str(cluster) if cluster is not None else None
     limits = _time_limits(options, taken_at)
+    if taken_at is not None:
+        exported_at = taken_at
+    notes = LocalTimeNotes()
 
     out: list[list[Any]] = []
     line_numbers: list[int] = []
@@ -388,7 +403,7 @@ def parse_sacct(
                     row[i_rss] = mib
             continue
         try:
-            out.append(_row(rec, tz, cluster, limits))
+            out.append(_row(rec, tz, cluster, limits, notes, f"line {lineno}"))
             line_numbers.append(lineno)
             latest[job_id] = len(out) - 1
         except _RowError as err:
@@ -402,6 +417,7 @@ def parse_sacct(
         {
             **data,
             "x_snapshot_date": [snapshot_date] * len(out),
+            "x_exported_at": [exported_at] * len(out),
             "x_source": [source] * len(out),
             "x_source_file": [file] * len(out),
             "x_line_number": line_numbers,
@@ -439,7 +455,48 @@ def parse_sacct(
                 count=len(q_lines),
             )
         )
+    warnings.extend(_local_time_findings(notes, file, str(options.get("timezone", "UTC"))))
     return ReadResult(rows, quarantine, warnings=warnings, files=[file])
+
+
+def _local_time_findings(notes: LocalTimeNotes, file: str, zone: str) -> list[IngestFinding]:
+    """The findings of a file's daylight-saving local times (ingest/scheduler/slurm_local_time)."""
+    examples = "; ".join(notes.examples)
+    out = []
+    if notes.by_elapsed:
+        out.append(
+            IngestFinding(
+                "slurm_ambiguous_time_resolved",
+                f"{file}: {notes.by_elapsed} rows have a Start or End in the hour repeated when "
+                f"{zone} clocks went back; each reading was chosen so End - Start = Elapsed "
+                f"(e.g. {examples})",
+                "info",
+                count=notes.by_elapsed,
+            )
+        )
+    if notes.first_reading:
+        out.append(
+            IngestFinding(
+                "slurm_ambiguous_time_guessed",
+                f"{file}: {notes.first_reading} times in the hour repeated when {zone} clocks "
+                "went back could not be resolved (no Elapsed, or no Start to compare with) and "
+                f"were read as the first of their two readings (e.g. {examples})",
+                "warning",
+                count=notes.first_reading,
+            )
+        )
+    if notes.nonexistent:
+        out.append(
+            IngestFinding(
+                "slurm_nonexistent_time",
+                f"{file}: {notes.nonexistent} times fall in the hour skipped when {zone} clocks "
+                "went forward; they were read with the offset before the change, as the zone "
+                f"library does (02:30 is read as 03:30 after the change) (e.g. {examples})",
+                "info",
+                count=notes.nonexistent,
+            )
+        )
+    return out
 
 
 def read_sacct(
@@ -462,4 +519,5 @@ def read_sacct(
         file=str(path),
         options=options,
         snapshot_date=_snapshot_date(path, options, snapshot_date),
+        exported_at=datetime.fromtimestamp(path.stat().st_mtime, UTC),
     )

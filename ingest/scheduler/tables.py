@@ -53,7 +53,11 @@ TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("step_count", I64),
         ("max_rss_mib", F64),
         ("gpu_indices", pa.list_(I64)),  # IDX of old-style GRES strings
+        ("mig_instances", I64),  # MIG instances (typed GRES `gres/gpu:1g.10gb=1`)
+        ("mig_slices", I64),  # their compute slices (of a GPU's 7)
+        ("mig_profile", STR),  # their profile, when they all have one
         ("x_snapshot_date", pa.date32()),
+        ("x_exported_at", TS),  # when the export was written (the command's run, else mtime)
     ],
     "slurm_node_events": [
         ("cluster", STR),

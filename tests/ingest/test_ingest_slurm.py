@@ -10,16 +10,9 @@ from slurm_sample_columns import HB_COLUMNS, LEGACY_COLUMNS
 
 from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
-from ingest.scheduler.slurm import (
-    expand_hostlist,
-    gpus_from_gres,
-    gpus_from_tres,
-    parse_elapsed,
-    parse_sacct,
-    read_sacct,
-)
+from ingest.scheduler.slurm import expand_hostlist, parse_elapsed, parse_sacct, read_sacct
 from ingest.scheduler.slurm_events import parse_node_events
-from ingest.scheduler.slurm_fields import _expand_ranges
+from ingest.scheduler.slurm_fields import _expand_ranges, gpus_from_gres, gpus_from_tres
 
 
 def epoch(dt: datetime | None) -> int | None:

@@ -4,7 +4,9 @@
 --     (time-sliced or MPS GPUs) split it equally;
 --   node-level (`evidence` = 'node'): a run holding k GPUs of a node holds k / m of each of the m
 --     GPUs that exact evidence leaves free at that moment (m = the node's GPUs while nothing
---     exact is on it), k / K when the node-level runs together ask for K > m GPUs.
+--     exact is on it), k / K when the node-level runs together ask for K > m GPUs;
+--   MIG node-level (`evidence` = 'mig'): the same within the node's instances of one profile
+--     (`pool`): k instances of the m instances exact evidence leaves free.
 -- So the holding fractions of one GPU-second never sum above 1 (assert_gpu_seconds_held_at_most_once).
 with
 
@@ -55,10 +57,29 @@ active as (
 
 taken as (
 
-    -- GPUs that exact evidence holds in a segment
-    select distinct host, seg_from, gpu_uuid
+    -- units that exact evidence holds in a segment: the GPU (for the whole-GPU pool: a GPU
+    -- with one labelled MIG instance is taken) and the instance itself (for MIG pools)
+    select distinct host, seg_from, gpu_uuid as unit_key
     from active
-    where evidence <> 'node'
+    where evidence not in ('node', 'mig')
+    union
+    select distinct host, seg_from, gpu_uuid || '/' || mig_instance as unit_key
+    from active
+    where evidence not in ('node', 'mig')
+
+),
+
+pooled as (
+
+    -- node-level holdings, keyed by the unit they share within their pool
+    select
+        active.*,
+        case
+            when active.evidence = 'mig' then active.gpu_uuid || '/' || active.mig_instance
+            else active.gpu_uuid
+        end as unit_key
+    from active
+    where active.evidence in ('node', 'mig')
 
 ),
 
@@ -67,28 +88,48 @@ node_demand as (
     select
         host,
         seg_from,
-        max(gpus_per_node) as gpus_per_node,
+        pool,
+        max(pool_units) as pool_units,
         sum(node_gpus) as asked
     from (
-        select distinct host, seg_from, run_id, gpus_per_node, node_gpus
-        from active
-        where evidence = 'node'
+        select distinct host, seg_from, pool, run_id, pool_units, node_gpus
+        from pooled
     ) as node_runs
-    group by host, seg_from
+    group by host, seg_from, pool
 
 ),
 
-free_gpus as (
+pool_taken as (
+
+    select distinct pooled.host, pooled.seg_from, pooled.pool, pooled.unit_key
+    from pooled
+    inner join taken
+        on taken.host = pooled.host
+        and taken.seg_from = pooled.seg_from
+        and taken.unit_key = pooled.unit_key
+
+),
+
+free_units as (
 
     select
         node_demand.host,
         node_demand.seg_from,
+        node_demand.pool,
         node_demand.asked,
-        node_demand.gpus_per_node - coalesce(count(taken.gpu_uuid), 0) as free
+        node_demand.pool_units,
+        node_demand.pool_units - coalesce(count(pool_taken.unit_key), 0) as free
     from node_demand
-    left join taken
-        on taken.host = node_demand.host and taken.seg_from = node_demand.seg_from
-    group by node_demand.host, node_demand.seg_from, node_demand.asked, node_demand.gpus_per_node
+    left join pool_taken
+        on pool_taken.host = node_demand.host
+        and pool_taken.seg_from = node_demand.seg_from
+        and pool_taken.pool = node_demand.pool
+    group by
+        node_demand.host,
+        node_demand.seg_from,
+        node_demand.pool,
+        node_demand.asked,
+        node_demand.pool_units
 
 ),
 
@@ -104,32 +145,35 @@ exact_segments as (
         seg_to,
         share / count(*) over (partition by gpu_uuid, mig_instance, seg_from) as share
     from active
-    where evidence <> 'node'
+    where evidence not in ('node', 'mig')
 
 ),
 
 node_segments as (
 
     select
-        active.run_id,
-        active.gpu_uuid,
-        active.mig_instance,
-        active.host,
+        pooled.run_id,
+        pooled.gpu_uuid,
+        pooled.mig_instance,
+        pooled.host,
         case
-            when free_gpus.free < active.gpus_per_node then 'estimated'
-            else active.mapping
+            when free_units.free < free_units.pool_units then 'estimated'
+            else pooled.mapping
         end as mapping,
-        active.seg_from,
-        active.seg_to,
-        active.node_gpus / greatest(free_gpus.free, free_gpus.asked) as share
-    from active
-    inner join free_gpus
-        on free_gpus.host = active.host and free_gpus.seg_from = active.seg_from
-    left join taken
-        on taken.host = active.host
-        and taken.seg_from = active.seg_from
-        and taken.gpu_uuid = active.gpu_uuid
-    where active.evidence = 'node' and taken.gpu_uuid is null and free_gpus.free > 0
+        pooled.seg_from,
+        pooled.seg_to,
+        pooled.node_gpus / greatest(free_units.free, free_units.asked) as share
+    from pooled
+    inner join free_units
+        on free_units.host = pooled.host
+        and free_units.seg_from = pooled.seg_from
+        and free_units.pool = pooled.pool
+    left join pool_taken
+        on pool_taken.host = pooled.host
+        and pool_taken.seg_from = pooled.seg_from
+        and pool_taken.pool = pooled.pool
+        and pool_taken.unit_key = pooled.unit_key
+    where pool_taken.unit_key is null and free_units.free > 0
 
 ),
 

@@ -6,7 +6,12 @@
 --   4. otherwise the run holds gpus_per_node / node GPUs of each of its nodes' GPUs: `exact`
 --      when that is the whole node, else `estimated` (`evidence` = 'node'). That nominal share
 --      becomes, moment by moment, a share of only the GPUs better evidence leaves free in
---      int_run_gpu_holding_segments.
+--      int_run_gpu_holding_segments. A Slurm run of k MIG instances of one profile per node
+--      (`gres/gpu:1g.10gb=1`) holds k / m of each of the m instances of that profile its node
+--      reports (`evidence` = 'mig', `pool` = the profile); when the node reports none, its
+--      GPU equivalents (slices / 7) are spread over the node's GPUs as in 4.
+-- `pool` / `pool_units`: the units a node-level holding shares ('' and the node's GPUs, or a
+-- MIG profile and the node's instances of it).
 -- A held interval is the run's [started_at, ended_at or the end of the window). Labels on a MIG
 -- instance's samples map the run to that instance (`mig_instance`); '' is the whole GPU.
 with
@@ -27,6 +32,31 @@ labels as (
 gpus as (
 
     select * from {{ ref('int_gpus') }}
+
+),
+
+mig_instances as (
+
+    -- the MIG instances of each profile on each host, as DCGM reports them in any hour of the
+    -- window (int_gpu_units is per hour: a layout change adds the new instances to the pool)
+    select distinct
+        gpus.host,
+        units.gpu_uuid,
+        units.mig_instance,
+        units.mig_profile
+    from {{ ref('int_gpu_units') }} as units
+    inner join gpus
+        on gpus.gpu_uuid = units.gpu_uuid
+    where units.mig_instance <> ''
+
+),
+
+mig_units as (
+
+    select
+        mig_instances.*,
+        count(*) over (partition by host, mig_profile) as pool_units
+    from mig_instances
 
 ),
 
@@ -116,7 +146,9 @@ labelled as (
         1.0 as share,
         'exact' as mapping,
         'label' as evidence,
-        cast(null as double) as node_gpus
+        cast(null as double) as node_gpus,
+        cast(null as varchar) as pool,
+        cast(null as bigint) as pool_units
     from evidence
     union all
     select
@@ -126,41 +158,95 @@ labelled as (
         1.0 as share,
         'exact' as mapping,
         'index' as evidence,
-        cast(null as double) as node_gpus
+        cast(null as double) as node_gpus,
+        cast(null as varchar) as pool,
+        cast(null as bigint) as pool_units
     from indexed
 
 ),
 
-by_node as (
+unmapped as (
 
+    -- runs neither labels nor indices map, on each of their hosts
     select
         run_windows.run_id,
-        gpus.gpu_uuid,
-        '' as mig_instance,
-        least(
-            1.0,
-            (run_windows.gpus * 1.0 / run_windows.node_count) / gpus.gpus_per_node
-        ) as share,
-        case
-            when run_windows.gpus * 1.0 / run_windows.node_count >= gpus.gpus_per_node
-                then 'exact'
-            else 'estimated'
-        end as mapping,
-        'node' as evidence,
-        run_windows.gpus * 1.0 / run_windows.node_count as node_gpus
+        run_windows.mig_profile,
+        run_windows.gpu_equivalents * 1.0 / run_windows.node_count as node_equivalents,
+        -- MIG instances per node: slices / the profile's slices
+        run_windows.mig_slices * 1.0 / run_windows.node_count
+            / nullif(
+                cast({{ regex_extract('run_windows.mig_profile', "'^([0-9]+)g'") }} as double), 0
+            ) as node_instances,
+        u.host
     from run_windows
     cross join {{ unnest_list('run_windows.hosts', 'host') }}
-    inner join gpus
-        on gpus.host = u.host
     where
         run_windows.run_id not in (select run_id from evidence)
         and run_windows.run_id not in (select run_id from indexed)
 
 ),
 
+by_mig as (
+
+    -- a MIG run: k of the m instances of its profile on its node
+    select
+        unmapped.run_id,
+        mig_units.gpu_uuid,
+        mig_units.mig_instance,
+        least(1.0, unmapped.node_instances / mig_units.pool_units) as share,
+        case
+            when unmapped.node_instances >= mig_units.pool_units then 'exact'
+            else 'estimated'
+        end as mapping,
+        'mig' as evidence,
+        unmapped.node_instances as node_gpus,
+        unmapped.mig_profile as pool,
+        mig_units.pool_units
+    from unmapped
+    inner join mig_units
+        on mig_units.host = unmapped.host and mig_units.mig_profile = unmapped.mig_profile
+    where unmapped.node_instances > 0
+
+),
+
+by_node as (
+
+    -- whole GPUs (and MIG runs whose node reports no instance of their profile: their GPU
+    -- equivalents)
+    select
+        unmapped.run_id,
+        gpus.gpu_uuid,
+        '' as mig_instance,
+        least(1.0, unmapped.node_equivalents / gpus.gpus_per_node) as share,
+        case
+            when unmapped.node_equivalents >= gpus.gpus_per_node then 'exact'
+            else 'estimated'
+        end as mapping,
+        'node' as evidence,
+        unmapped.node_equivalents as node_gpus,
+        '' as pool,
+        cast(gpus.gpus_per_node as bigint) as pool_units
+    from unmapped
+    inner join gpus
+        on gpus.host = unmapped.host
+    where
+        unmapped.node_equivalents > 0
+        and not exists (
+            select 1
+            from mig_units
+            where
+                mig_units.host = unmapped.host
+                and mig_units.mig_profile = unmapped.mig_profile
+                and unmapped.node_instances > 0
+        )
+
+),
+
 holdings as (
 
     select * from labelled
+    union all
+    select * from by_mig
     union all
     select * from by_node
 
@@ -176,6 +262,8 @@ final as (
         holdings.mapping,
         holdings.evidence,
         holdings.node_gpus,
+        holdings.pool,
+        holdings.pool_units,
         greatest(run_windows.t_from, window_bounds.t_start) as held_from,
         least(run_windows.t_to, window_bounds.t_end) as held_to
     from holdings

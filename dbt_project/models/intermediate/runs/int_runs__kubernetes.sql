@@ -47,6 +47,7 @@ final as (
         coalesce(finished_at, known_finished_at) as ended_at,
         gpus,
         mig_slices,
+        cast(null as varchar) as mig_profile,
         1 as node_count,
         {{ make_list('coalesce(host, known_host)') }} as hosts,
         {{ null_int_list() }} as gpu_indices

@@ -13,6 +13,8 @@ renamed as (
         x_source_file,
         x_line_number,
         cast(x_snapshot_date as date) as snapshot_date,
+        -- when the export was written (the command's run, else the file's mtime)
+        x_exported_at as exported_at,
         cluster,
         job_id,
         job_id_raw,
@@ -30,7 +32,11 @@ renamed as (
         cast(exit_code as integer) as exit_code,
         state,
         cast(nnodes as integer) as node_count,
+        -- whole GPUs; MIG instances (`gres/gpu:1g.10gb=1`) are counted apart
         cast(gpus as integer) as gpus,
+        cast(coalesce(mig_instances, 0) as integer) as mig_instances,
+        cast(coalesce(mig_slices, 0) as integer) as mig_slices,
+        mig_profile,
         hosts,
         gpu_indices,
         job_name,
