@@ -35,6 +35,7 @@ import polars as pl
 
 from ingest.core.common import ReadResult, quarantine_from
 from ingest.core.errors import IngestError
+from ingest.core.findings import IngestFinding
 from ingest.core.landing import empty_quarantine, polars_schema
 from ingest.core.text import quarantine_invalid_lines
 from ingest.telemetry.dcgm import _SLOW_LINE, _VALUE, _default_time, _unescape, text_lines
@@ -184,7 +185,38 @@ def parse_ksm(
         pl.col("reason"),
         pl.col("line"),
     )
-    return ReadResult(rows, quarantine, files=[file])
+    return ReadResult(rows, quarantine, files=[file], warnings=_start_findings(rows, file))
+
+
+#: the check of the finding below (docs/landing.md, "Kubernetes")
+START_MISSING = "ksm_pod_start_missing"
+
+
+def _start_findings(rows: pl.DataFrame, file: str) -> list[IngestFinding]:
+    """A `warning` when pods that request GPUs and are not Pending have no kube_pod_start_time
+    in the whole scrape: runs built from kube-state-metrics (a cluster without pod dumps) cannot
+    start them, so their GPU time counts as unallocated."""
+    if rows.height == 0:
+        return []
+    pods = rows.group_by("namespace", "pod").agg(
+        started=pl.col("started_at").is_not_null().any(),
+        pending=(pl.col("phase") == "Pending").fill_null(False).all(),
+        gpus=pl.col("gpus").max(),
+    )
+    missing = pods.filter(~pl.col("started") & ~pl.col("pending") & (pl.col("gpus") > 0))
+    if missing.height == 0:
+        return []
+    first = missing.sort("namespace", "pod").row(0, named=True)
+    return [
+        IngestFinding(
+            START_MISSING,
+            f"{missing.height} pods requesting GPUs have no kube_pod_start_time in {file} "
+            f"(first: {first['namespace']}/{first['pod']}): runs built from kube-state-metrics "
+            "cannot start them, so their GPU time counts as unallocated",
+            "warning",
+            count=missing.height,
+        )
+    ]
 
 
 def _epoch(col: str) -> pl.Expr:

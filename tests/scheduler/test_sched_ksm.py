@@ -80,6 +80,11 @@ def test_ksm_gpu_requests() -> None:
         (13, "sample has no namespace or pod label"),
         (14, "unparseable sample line"),
     ]
+    # no kube_pod_start_time for any of the three GPU pods (issue 12, item 10)
+    assert [(w.check, w.severity, w.count) for w in r.warnings] == [
+        ("ksm_pod_start_missing", "warning", 3)
+    ]
+    assert '(first: inference/serve-"a")' in str(r.warnings[0])
 
 
 def test_ksm_options_gzip_and_registry(tmp_path: Path) -> None:
@@ -174,3 +179,4 @@ def test_ksm_pod_phase_times_reason_and_owner() -> None:
         (14, "value is not a number: NaN"),
         (16, "unparseable sample line"),
     ]
+    assert r.warnings == []  # p1's start is known (12:00)
