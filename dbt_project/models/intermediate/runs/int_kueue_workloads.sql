@@ -11,10 +11,20 @@ workloads as (
 
 ),
 
+-- each dump of a source and cluster with the next one
 dumps as (
 
-    select distinct x_source, coalesce(cluster, '') as cluster_key, snapshot_at
-    from workloads
+    select
+        x_source,
+        cluster_key,
+        snapshot_at,
+        lead(snapshot_at) over (
+            partition by x_source, cluster_key order by snapshot_at
+        ) as next_snapshot_at
+    from (
+        select distinct x_source, coalesce(cluster, '') as cluster_key, snapshot_at
+        from workloads
+    ) as distinct_dumps
 
 ),
 
@@ -41,14 +51,13 @@ gone as (
     select
         latest.cluster,
         latest.workload_uid,
-        min(dumps.snapshot_at) as gone_at
+        dumps.next_snapshot_at as gone_at
     from latest
     inner join dumps
         on dumps.x_source = latest.x_source
         and dumps.cluster_key = coalesce(latest.cluster, '')
-        and dumps.snapshot_at > latest.last_seen_at
-    where latest.rn = 1
-    group by latest.cluster, latest.workload_uid
+        and dumps.snapshot_at = latest.last_seen_at
+    where latest.rn = 1 and dumps.next_snapshot_at is not null
 
 ),
 

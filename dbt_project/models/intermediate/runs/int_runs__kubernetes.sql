@@ -41,6 +41,24 @@ snapshots as (
 
 ),
 
+-- each snapshot of a source and cluster with the next one (an equality join below, not a
+-- range join: kube-state-metrics gives thousands of snapshots a day)
+snapshot_stream as (
+
+    select
+        x_source,
+        cluster_key,
+        snapshot_at,
+        lead(snapshot_at) over (
+            partition by x_source, cluster_key order by snapshot_at
+        ) as next_snapshot_at
+    from (
+        select distinct x_source, coalesce(cluster, '') as cluster_key, snapshot_at
+        from observations
+    ) as distinct_snapshots
+
+),
+
 -- pods a snapshot quarantined were in it: the pod reader names the uid in the reason
 quarantined as (
 
@@ -101,18 +119,17 @@ gone as (
     select
         latest.cluster,
         latest.pod_uid,
-        min(snapshots.snapshot_at) as gone_at
+        snapshot_stream.next_snapshot_at as gone_at
     from latest
     inner join last_sightings
         on last_sightings.x_source = latest.x_source
         and last_sightings.cluster_key = coalesce(latest.cluster, '')
         and last_sightings.pod_uid = latest.pod_uid
-    inner join snapshots
-        on snapshots.x_source = latest.x_source
-        and coalesce(snapshots.cluster, '') = coalesce(latest.cluster, '')
-        and snapshots.snapshot_at > last_sightings.last_seen_at
-    where latest.rn = 1
-    group by latest.cluster, latest.pod_uid
+    inner join snapshot_stream
+        on snapshot_stream.x_source = latest.x_source
+        and snapshot_stream.cluster_key = coalesce(latest.cluster, '')
+        and snapshot_stream.snapshot_at = last_sightings.last_seen_at
+    where latest.rn = 1 and snapshot_stream.next_snapshot_at is not null
 
 ),
 
