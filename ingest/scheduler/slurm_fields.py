@@ -111,40 +111,6 @@ def parse_timelimit(text: str) -> int | None:
     return parse_elapsed(text)
 
 
-def gpus_from_tres(tres: str) -> int | None:
-    """GPU count of a TRES string; `gres/gpu=N` and `gres/gpu:type=N` count once (typed
-    entries are summed when there is no untyped one). None when it names no GPU."""
-    untyped: int | None = None
-    typed = 0
-    has_typed = False
-    for item in tres.split(","):
-        key, _, value = item.strip().partition("=")
-        if key != "gres/gpu" and not key.startswith("gres/gpu:"):
-            continue
-        try:
-            n = int(value)
-        except ValueError:
-            continue
-        if key == "gres/gpu":
-            untyped = n
-        else:
-            typed += n
-            has_typed = True
-    if untyped is not None:
-        return untyped
-    return typed if has_typed else None
-
-
-def gpus_from_gres(gres: str) -> int | None:
-    """GPU count of an old-style GRES string like `gpu:P100:2(IDX:1,3),hbm:0`."""
-    total: int | None = None
-    for item in _split_top(gres, ","):
-        m = _GRES_GPU.match(item.strip())
-        if m:
-            total = (total or 0) + int(m.group(2))
-    return total
-
-
 _GRES_IDX = re.compile(r"^gpu(?::[^:(]+)?:\d+\(IDX:([^)]*)\)$")
 
 

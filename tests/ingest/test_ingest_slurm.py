@@ -12,7 +12,8 @@ from ingest.core.errors import IngestError
 from ingest.core.landing import polars_schema
 from ingest.scheduler.slurm import expand_hostlist, parse_elapsed, parse_sacct, read_sacct
 from ingest.scheduler.slurm_events import parse_node_events
-from ingest.scheduler.slurm_fields import _expand_ranges, gpus_from_gres, gpus_from_tres
+from ingest.scheduler.slurm_fields import _expand_ranges
+from ingest.scheduler.slurm_gres import GpuRequest, gpu_request_from_gres, gpu_request_from_tres
 
 
 def epoch(dt: datetime | None) -> int | None:
@@ -41,19 +42,21 @@ def test_field_parsers() -> None:
     assert expand_hostlist("None assigned") == []
     with pytest.raises(ValueError):
         expand_hostlist("gpu-a[01-03")
-    assert gpus_from_tres("billing=8,cpu=8,gres/gpu:v100=1,gres/gpu=1,mem=10G,node=1") == 1
-    assert gpus_from_tres("gres/gpu:a100=2,gres/gpu:v100=1") == 3
-    assert gpus_from_tres("cpu=1,gres/gpumem=20500736K,gres/gpuutil=90") is None
-    assert gpus_from_gres("bandwidth:4G,gpu:P100:2(IDX:1,3),hbm:0") == 2
-    assert gpus_from_gres("gpu:0(IDX:N/A)") == 0
-    assert gpus_from_gres("hbm:0") is None
+    tres = "billing=8,cpu=8,gres/gpu:v100=1,gres/gpu=1,mem=10G,node=1"
+    assert gpu_request_from_tres(tres) == GpuRequest(1)
+    assert gpu_request_from_tres("gres/gpu:a100=2,gres/gpu:v100=1") == GpuRequest(3)
+    assert gpu_request_from_tres("cpu=1,gres/gpumem=20500736K,gres/gpuutil=90") is None
+    assert gpu_request_from_gres("bandwidth:4G,gpu:P100:2(IDX:1,3),hbm:0") == GpuRequest(2)
+    assert gpu_request_from_gres("gpu:0(IDX:N/A)") == GpuRequest(0)
+    assert gpu_request_from_gres("hbm:0") is None
 
 
 def test_xdmod_alloc_tres_gpu_counts(samples: Path) -> None:
     pairs = json.loads((samples / "slurm/expected/xdmod-alloc-tres-gpu-count.json").read_text())
     assert len(pairs) == 9
     for tres, n in pairs:
-        assert (gpus_from_tres(tres) or 0) == n, tres
+        request = gpu_request_from_tres(tres)
+        assert (request.whole if request else 0) == n, tres
 
 
 def test_xdmod_array_ranges(samples: Path) -> None:
