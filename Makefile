@@ -29,8 +29,10 @@ demo: sync
 system-deps:
 	bash .ci/install-system-deps.sh
 
+# the whole suite, one pytest-xdist worker per core; a test file stays on one worker (its
+# module fixtures are built once), and a session fixture is built once per worker
 test: sync-dev system-deps
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n auto --dist loadfile
 
 # the fast tier: every test that needs no built warehouse, on every core (pytest-xdist)
 test-fast: sync-dev
