@@ -19,14 +19,7 @@ renamed as (
         node as host,
         resource,
         cast(containers as integer) as container_count,
-        cast(gpus as integer) as gpus,
-        phase,
-        created_at,
-        started_at,
-        finished_at,
-        reason,
-        owner_kind,
-        owner_name
+        cast(gpus as integer) as gpus
 
     from source
 

@@ -25,10 +25,7 @@ renamed as (
         labels,
         cast(exit_code as integer) as exit_code,
         reason,
-        snapshot_at as snapshot_at,
-        owner_kind,
-        owner_name,
-        owner_uid
+        snapshot_at as snapshot_at
 
     from source
 
