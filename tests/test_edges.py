@@ -26,100 +26,18 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import polars as pl
 import pytest
 from dbt_in_process import dbt_build
+from edge_rows import dcgm, every, focus_line, frame, slurm_job
 
 from fleetledger.config import Config
 from fleetledger.config_tables import record_accounted_days, write_config_tables
-from ingest.core.landing import land, polars_schema, write_schema_files
+from ingest.core.landing import land, write_schema_files
 
 D1, D2 = date(2026, 11, 16), date(2026, 11, 17)
 T1 = datetime(2026, 11, 16, tzinfo=UTC)
 T2 = T1 + timedelta(days=1)
 HOUR = timedelta(hours=1)
-
-
-def frame(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
-    """Rows of a landing table, the columns a row leaves out null."""
-    schema = polars_schema(table)
-    return pl.DataFrame(
-        [{c: r.get(c) for c in schema.names()} for r in rows], schema=schema, orient="row"
-    )
-
-
-def focus_line(key: str, resource: str | None, start: datetime, end: datetime, cost: float):
-    return {
-        "BilledCost": cost,
-        "EffectiveCost": cost,
-        "ListCost": cost,
-        "ContractedCost": cost,
-        "BillingCurrency": "USD",
-        "BillingPeriodStart": datetime(2026, 11, 1, tzinfo=UTC),
-        "BillingPeriodEnd": datetime(2026, 12, 1, tzinfo=UTC),
-        "ChargePeriodStart": start,
-        "ChargePeriodEnd": end,
-        "ChargeCategory": "Purchase" if start == end else "Usage",
-        "ResourceId": resource,
-        "ServiceName": "Virtual Machines" if resource else "Marketplace",
-        "ServiceCategory": "Compute",
-        "ProviderName": "Microsoft",
-        "SubAccountId": "sub-1",
-        "x_provider": "azure",
-        "x_source_format": "focus_csv",
-        "x_focus_version": "1.0",
-        "x_billing_period": "2026-11",
-        "x_source": "azure-focus",
-        "x_source_file": "focus.csv",
-        "x_line_number": int(key),
-    }
-
-
-def dcgm(host: str, gpu: int, t: datetime, metric: str, value: float, **labels: Any):
-    return {
-        "time": t,
-        "host": host,
-        "gpu": gpu,
-        "uuid": f"GPU-{labels.pop('uuid_host', host)}-{gpu}",
-        "mig_instance": None,
-        "metric": metric,
-        "value": value,
-        "x_source": labels.pop("source", "dcgm"),
-        "x_source_file": "scrape.prom",
-        **labels,
-    }
-
-
-def slurm_job(job: str, host: str, gpus: int, start: datetime, end: datetime, account: str):
-    return {
-        "cluster": "c1",
-        "job_id": job,
-        "job_id_raw": job,
-        "partition": "gpu",
-        "account": account,
-        "user_name": "ana",
-        "submit": start,
-        "eligible": start,
-        "start": start,
-        "end": end,
-        "elapsed_seconds": int((end - start).total_seconds()),
-        "exit_code": 0,
-        "state": "COMPLETED",
-        "nnodes": 1,
-        "gpus": gpus,
-        "hosts": [host],
-        "x_snapshot_date": D2,
-        "x_source": "slurm",
-        "x_source_file": "sacct.txt",
-    }
-
-
-def every(start: datetime, end: datetime, step_s: int) -> list[datetime]:
-    out, t = [], start
-    while t < end:
-        out.append(t)
-        t += timedelta(seconds=step_s)
-    return out
 
 
 def edge_config() -> Config:

@@ -21,94 +21,18 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import polars as pl
 import pytest
 from dbt_in_process import dbt_build
+from edge_rows import dcgm, every, focus_line, frame, slurm_job
 
 from fleetledger.config import Config
 from fleetledger.config_tables import record_accounted_days, write_config_tables
-from ingest.core.landing import land, polars_schema, write_schema_files
+from ingest.core.landing import land, write_schema_files
 
 D1, D2 = date(2026, 11, 16), date(2026, 11, 17)
 T1 = datetime(2026, 11, 16, tzinfo=UTC)
 T2 = T1 + timedelta(days=1)
 HOUR = timedelta(hours=1)
-
-
-def frame(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
-    schema = polars_schema(table)
-    return pl.DataFrame(
-        [{c: r.get(c) for c in schema.names()} for r in rows], schema=schema, orient="row"
-    )
-
-
-def daily_line(key: int, resource: str, day_start: datetime, cost: float) -> dict[str, Any]:
-    return {
-        "BilledCost": cost,
-        "EffectiveCost": cost,
-        "ListCost": cost,
-        "ContractedCost": cost,
-        "BillingCurrency": "USD",
-        "BillingPeriodStart": datetime(2026, 11, 1, tzinfo=UTC),
-        "BillingPeriodEnd": datetime(2026, 12, 1, tzinfo=UTC),
-        "ChargePeriodStart": day_start,
-        "ChargePeriodEnd": day_start + timedelta(days=1),
-        "ChargeCategory": "Usage",
-        "ResourceId": resource,
-        "ServiceName": "Virtual Machines",
-        "ServiceCategory": "Compute",
-        "ProviderName": "Microsoft",
-        "SubAccountId": "sub-1",
-        "x_provider": "azure",
-        "x_source_format": "focus_csv",
-        "x_focus_version": "1.0",
-        "x_billing_period": "2026-11",
-        "x_source": "azure-focus",
-        "x_source_file": "focus.csv",
-        "x_line_number": key,
-    }
-
-
-def sample(host: str, gpu: int, t: datetime, metric: str, value: float, **labels: Any):
-    return {
-        "time": t,
-        "host": host,
-        "gpu": gpu,
-        "uuid": f"GPU-{host}-{gpu}",
-        "metric": metric,
-        "value": value,
-        "x_source": "dcgm",
-        "x_source_file": "scrape.prom",
-        **labels,
-    }
-
-
-def job(cluster: str, job_id: str, host: str, gpus: int, start: datetime, end: datetime):
-    return {
-        "cluster": cluster,
-        "job_id": job_id,
-        "job_id_raw": job_id,
-        "partition": "gpu",
-        "account": "research",
-        "user_name": "ana",
-        "submit": start,
-        "eligible": start,
-        "start": start,
-        "end": end,
-        "elapsed_seconds": int((end - start).total_seconds()),
-        "exit_code": 0,
-        "state": "COMPLETED",
-        "nnodes": 1,
-        "gpus": gpus,
-        "hosts": [host],
-        "x_snapshot_date": D2,
-        "x_source": "slurm",
-        "x_source_file": "sacct.txt",
-    }
-
-
-def minutes(start: datetime, end: datetime) -> list[datetime]:
-    return [start + timedelta(minutes=m) for m in range(int((end - start).total_seconds() // 60))]
 
 
 def config() -> Config:
@@ -128,7 +52,7 @@ def build(home: Path) -> None:
     write_config_tables(config(), home)
     record_accounted_days(home, [D1, D2])
     lines = [
-        daily_line(n + 1, resource, day, cost)
+        focus_line(str(n + 1), resource, day, day + timedelta(days=1), cost)
         for n, (resource, day, cost) in enumerate(
             (r, d, c)
             for r, c in (("vm-mig", 168.0), ("vm-a", 96.0), ("vm-b", 192.0))
@@ -140,14 +64,14 @@ def build(home: Path) -> None:
     d1: list[dict[str, Any]] = []
     # mig-1 D1: the device (power only: GPU_UTIL is blank under MIG) and seven 1g instances;
     # nothing at all 03:00-04:00
-    for t in minutes(T1, T1 + 24 * HOUR):
+    for t in every(T1, T1 + 24 * HOUR, 60):
         if T1 + 3 * HOUR <= t < T1 + 4 * HOUR:
             continue
-        d1.append(sample("mig-1", 0, t, "DCGM_FI_DEV_POWER_USAGE", 100.0))
+        d1.append(dcgm("mig-1", 0, t, "DCGM_FI_DEV_POWER_USAGE", 100.0))
         for i in range(1, 8):
             held = i == 1 and t < T1 + 6 * HOUR
             d1.append(
-                sample(
+                dcgm(
                     "mig-1",
                     0,
                     t,
@@ -159,20 +83,18 @@ def build(home: Path) -> None:
                 )
             )
     # hpc-a / hpc-b D1: job 51234 of each cluster on its own node, 00:00-04:00
-    for t in minutes(T1, T1 + 24 * HOUR):
+    for t in every(T1, T1 + 24 * HOUR, 60):
         early = t < T1 + 4 * HOUR
         labels = {"hpc_job": "51234"} if early else {}
         stray = {"hpc_job": "601"} if T1 + 4 * HOUR <= t < T1 + 5 * HOUR else {}
         for g in range(2):
             a_labels = stray if g == 1 and stray else labels
-            d1.append(
-                sample("hpc-a", g, t, "DCGM_FI_DEV_GPU_UTIL", 90.0 if early else 0, **a_labels)
-            )
-            d1.append(sample("hpc-b", g, t, "DCGM_FI_DEV_GPU_UTIL", 2.0 if early else 0, **labels))
+            d1.append(dcgm("hpc-a", g, t, "DCGM_FI_DEV_GPU_UTIL", 90.0 if early else 0, **a_labels))
+            d1.append(dcgm("hpc-b", g, t, "DCGM_FI_DEV_GPU_UTIL", 2.0 if early else 0, **labels))
     land(home, "dcgm_samples", "dcgm", f"date={D1}", frame("dcgm_samples", d1))
     # mig-1 D2: MIG off, the whole GPU; job 602 00:00-12:00
     d2 = [
-        sample(
+        dcgm(
             "mig-1",
             0,
             t,
@@ -180,15 +102,15 @@ def build(home: Path) -> None:
             80.0 if t < T2 + 12 * HOUR else 0.0,
             **({"hpc_job": "602"} if t < T2 + 12 * HOUR else {}),
         )
-        for t in minutes(T2, T2 + 24 * HOUR)
+        for t in every(T2, T2 + 24 * HOUR, 60)
     ]
     land(home, "dcgm_samples", "dcgm", f"date={D2}", frame("dcgm_samples", d2))
 
     jobs = [
-        job("c1", "601", "mig-1", 1, T1, T1 + 6 * HOUR),
-        job("c1", "602", "mig-1", 1, T2, T2 + 12 * HOUR),
-        job("c1", "51234", "hpc-a", 2, T1, T1 + 4 * HOUR),
-        job("c2", "51234", "hpc-b", 2, T1, T1 + 4 * HOUR),
+        slurm_job("601", "mig-1", 1, T1, T1 + 6 * HOUR, cluster="c1"),
+        slurm_job("602", "mig-1", 1, T2, T2 + 12 * HOUR, cluster="c1"),
+        slurm_job("51234", "hpc-a", 2, T1, T1 + 4 * HOUR, cluster="c1"),
+        slurm_job("51234", "hpc-b", 2, T1, T1 + 4 * HOUR, cluster="c2"),
     ]
     land(home, "slurm_jobs", "slurm", f"date={D2}", frame("slurm_jobs", jobs))
     dbt_build(home, "fleetledger", dbt_vars={"run_id": "layout-run"})

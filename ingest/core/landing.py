@@ -26,6 +26,15 @@ from ingest.telemetry import tables as telemetry_tables
 
 QUARANTINE_TABLE = "quarantine"
 
+#: a data-health finding (the columns of fct_data_health after its run)
+_FINDING: list[tuple[str, pa.DataType]] = [
+    ("source", STR),
+    ("day", pa.date32()),
+    ("check_name", STR),
+    ("severity", STR),
+    ("count", I64),
+    ("message", STR),
+]
 _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
     # the days `fleetledger run` was asked for: the hour spine (fleetledger/config_tables.py)
     "accounted_days": [
@@ -36,24 +45,14 @@ _TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
     "data_health_log": [
         ("run_at", TS),
         ("run_id", STR),
-        ("source", STR),
-        ("day", pa.date32()),
-        ("check_name", STR),
-        ("severity", STR),
-        ("count", I64),
-        ("message", STR),
+        *_FINDING,
     ],
     # every finding of each source's latest ingest, with the Dagster run that raised it
     # (ingest/core/findings_landing.py); dbt adds this run's to fct_data_health
     "ingest_findings": [
         ("run_id", STR),
         ("run_at", TS),
-        ("source", STR),
-        ("day", pa.date32()),
-        ("check_name", STR),
-        ("severity", STR),
-        ("count", I64),
-        ("message", STR),
+        *_FINDING,
     ],
     QUARANTINE_TABLE: [
         ("reason", STR),

@@ -136,15 +136,13 @@ def row_reasons(row_lines: pl.Series, bad_lines: Mapping[int, str]) -> pl.Series
     return rows.join(owners, on="i", how="left").sort("i")["why"].alias("reason").cast(pl.String)
 
 
-def invalid_utf8_lines(data: bytes) -> dict[int, str]:
-    """The 1-based lines of `data` (plain or gzip bytes) that carry bytes which are not UTF-8,
-    with the reason; empty, at the cost of one decode, when the whole text is valid."""
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+def _invalid_plain_lines(plain: bytes) -> dict[int, str]:
+    """The 1-based lines of uncompressed `plain` that carry bytes which are not UTF-8, with the
+    reason; empty, at the cost of one decode, when the whole text is valid."""
     try:
-        data.decode("utf-8")
+        plain.decode("utf-8")
     except UnicodeDecodeError:
-        return dict(decode_text(data, "").bad_lines)
+        return dict(decode_text(plain, "").bad_lines)
     return {}
 
 
@@ -153,7 +151,7 @@ def blank_invalid_lines(data: bytes) -> tuple[bytes, pl.DataFrame | None]:
     (line numbers kept), and those lines as `x_line_number`, `reason`, `raw` (None when the
     text is valid; valid plain text is returned as it is, gzip untouched)."""
     plain = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
-    bad = invalid_utf8_lines(plain)
+    bad = _invalid_plain_lines(plain)
     if not bad:
         return data, None
     lines = plain.split(b"\n")
@@ -200,7 +198,7 @@ def quarantine_invalid_lines(
         if not _lossy(result):
             return result
         data = gzip.decompress(data)
-    bad = invalid_utf8_lines(data)
+    bad = _invalid_plain_lines(data)
     if not bad:
         return result
     lines = _escaped(data).split("\n")

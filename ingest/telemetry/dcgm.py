@@ -110,32 +110,15 @@ def _read_csv(data: bytes, file: str, **kw: Any) -> pl.DataFrame:
         raise
 
 
-def _split_lines(data: bytes, file: str) -> pl.DataFrame:
-    """Each line split at its first `}`: `s` = `name{labels` (categorical), `r` = the rest."""
+def _lines_csv(data: bytes, file: str, separator: str, schema: dict[str, Any]) -> pl.DataFrame:
+    """The text's lines split at `separator` into the `schema` columns (ragged lines padded),
+    with 1-based `x_line_number`."""
     return _read_csv(
         data,
         file,
-        separator="}",
+        separator=separator,
         quote_char=None,
-        schema={"s": pl.Categorical, "r": pl.String},
-        missing_columns="insert",
-        truncate_ragged_lines=True,
-        encoding="utf8-lossy",
-        raise_if_empty=False,
-        row_index_name="x_line_number",
-        row_index_offset=1,
-    ).filter(pl.col("s").is_not_null())
-
-
-def text_lines(data: bytes) -> pl.DataFrame:
-    """Every line of the text (plain or gzip bytes) as column `line`, with 1-based
-    `x_line_number`; blank lines are null. Shared by the text readers (DCGM, KSM, nvidia-smi)."""
-    return _read_csv(
-        data,
-        "",
-        separator="\x1f",
-        quote_char=None,
-        schema={"line": pl.String},
+        schema=schema,
         missing_columns="insert",
         truncate_ragged_lines=True,
         encoding="utf8-lossy",
@@ -143,6 +126,19 @@ def text_lines(data: bytes) -> pl.DataFrame:
         row_index_name="x_line_number",
         row_index_offset=1,
     )
+
+
+def _split_lines(data: bytes, file: str) -> pl.DataFrame:
+    """Each line split at its first `}`: `s` = `name{labels` (categorical), `r` = the rest."""
+    return _lines_csv(data, file, "}", {"s": pl.Categorical, "r": pl.String}).filter(
+        pl.col("s").is_not_null()
+    )
+
+
+def text_lines(data: bytes) -> pl.DataFrame:
+    """Every line of the text (plain or gzip bytes) as column `line`, with 1-based
+    `x_line_number`; blank lines are null. Shared by the text readers (DCGM, KSM, nvidia-smi)."""
+    return _lines_csv(data, "", "\x1f", {"line": pl.String})
 
 
 def _default_time(path: Path, options: dict[str, Any]) -> datetime:

@@ -1,0 +1,104 @@
+"""Landing-table rows for the hand-made fleets the warehouse tests build (tests/test_edges.py,
+tests/test_mapping_layouts.py): FOCUS lines, DCGM samples, sacct allocations, a frame of them."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import polars as pl
+
+from ingest.core.landing import polars_schema
+
+#: the day the edge fleets' Slurm exports are snapshotted
+D2 = date(2026, 11, 17)
+
+
+def frame(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Rows of a landing table, the columns a row leaves out null."""
+    schema = polars_schema(table)
+    return pl.DataFrame(
+        [{c: r.get(c) for c in schema.names()} for r in rows], schema=schema, orient="row"
+    )
+
+
+def focus_line(key: str, resource: str | None, start: datetime, end: datetime, cost: float):
+    return {
+        "BilledCost": cost,
+        "EffectiveCost": cost,
+        "ListCost": cost,
+        "ContractedCost": cost,
+        "BillingCurrency": "USD",
+        "BillingPeriodStart": datetime(2026, 11, 1, tzinfo=UTC),
+        "BillingPeriodEnd": datetime(2026, 12, 1, tzinfo=UTC),
+        "ChargePeriodStart": start,
+        "ChargePeriodEnd": end,
+        "ChargeCategory": "Purchase" if start == end else "Usage",
+        "ResourceId": resource,
+        "ServiceName": "Virtual Machines" if resource else "Marketplace",
+        "ServiceCategory": "Compute",
+        "ProviderName": "Microsoft",
+        "SubAccountId": "sub-1",
+        "x_provider": "azure",
+        "x_source_format": "focus_csv",
+        "x_focus_version": "1.0",
+        "x_billing_period": "2026-11",
+        "x_source": "azure-focus",
+        "x_source_file": "focus.csv",
+        "x_line_number": int(key),
+    }
+
+
+def dcgm(host: str, gpu: int, t: datetime, metric: str, value: float, **labels: Any):
+    return {
+        "time": t,
+        "host": host,
+        "gpu": gpu,
+        "uuid": f"GPU-{labels.pop('uuid_host', host)}-{gpu}",
+        "mig_instance": None,
+        "metric": metric,
+        "value": value,
+        "x_source": labels.pop("source", "dcgm"),
+        "x_source_file": "scrape.prom",
+        **labels,
+    }
+
+
+def slurm_job(
+    job: str,
+    host: str,
+    gpus: int,
+    start: datetime,
+    end: datetime,
+    account: str = "research",
+    cluster: str = "c1",
+):
+    return {
+        "cluster": cluster,
+        "job_id": job,
+        "job_id_raw": job,
+        "partition": "gpu",
+        "account": account,
+        "user_name": "ana",
+        "submit": start,
+        "eligible": start,
+        "start": start,
+        "end": end,
+        "elapsed_seconds": int((end - start).total_seconds()),
+        "exit_code": 0,
+        "state": "COMPLETED",
+        "nnodes": 1,
+        "gpus": gpus,
+        "hosts": [host],
+        "x_snapshot_date": D2,
+        "x_source": "slurm",
+        "x_source_file": "sacct.txt",
+    }
+
+
+def every(start: datetime, end: datetime, step_s: int) -> list[datetime]:
+    out, t = [], start
+    while t < end:
+        out.append(t)
+        t += timedelta(seconds=step_s)
+    return out
