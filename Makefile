@@ -30,9 +30,10 @@ system-deps:
 	bash .ci/install-system-deps.sh
 
 # the whole suite, one pytest-xdist worker per core; a test file stays on one worker (its
-# module fixtures are built once), and a session fixture is built once per worker
+# module fixtures are built once), and the files using the pipeline-built fleets share one
+# worker (each fleet is built once: tests/conftest.py, pytest_xdist_make_scheduler)
 test: sync-dev system-deps
-	$(VENV)/bin/pytest -n auto --dist loadfile
+	$(VENV)/bin/pytest -n auto
 
 # the fast tier: every test that needs no built warehouse, on every core (pytest-xdist)
 test-fast: sync-dev

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,6 +136,38 @@ WAREHOUSE_FIXTURES = {
     "fleet_home",
     "unlabelled_pipeline_home",
 }
+
+
+#: the session fixtures that run the whole pipeline over a generated fleet (minutes each)
+SHARED_FLEETS = ("pipeline_home", "mig_pipeline_home", "fleet_home", "unlabelled_pipeline_home")
+_USES_FLEET = re.compile(r"\b(?:" + "|".join(SHARED_FLEETS) + r")\b")
+
+
+def fleet_test_files(root: Path) -> set[str]:
+    """The test files (relative to `root`, as pytest names them) that use a shared fleet."""
+    tests = root / "tests"
+    return {
+        p.relative_to(root).as_posix()
+        for p in tests.rglob("test_*.py")
+        if _USES_FLEET.search(p.read_text(encoding="utf-8"))
+    }
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under pytest-xdist (`make test`: `-n auto`) a test file runs on one worker (its module
+    fixtures are built once), and every file that uses a shared fleet runs on the same worker,
+    so each fleet's pipeline runs once, not once per worker."""
+    from xdist.scheduler import LoadFileScheduling
+
+    fleet_files = fleet_test_files(Path(str(config.rootpath)))
+
+    class FleetScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "shared-fleets" if path in fleet_files else path
+
+    return FleetScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
