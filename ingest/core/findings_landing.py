@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from ingest.core.findings import IngestFinding, quarantine_findings
-from ingest.core.landing import QUARANTINE_TABLE, land, polars_schema
+from ingest.core.landing import QUARANTINE_TABLE, land, partition_dir, polars_schema
 from ingest.core.report import IngestReport
 
 INGEST_FINDINGS_TABLE = "ingest_findings"
@@ -46,7 +46,7 @@ def landed_quarantine_findings(
             f
             for suffix in _QUARANTINE_SUFFIXES
             for f in sorted(
-                (Path(home) / "raw" / QUARANTINE_TABLE / f"{source}{suffix}" / partition).glob(
+                partition_dir(home, QUARANTINE_TABLE, f"{source}{suffix}", partition).glob(
                     "*.parquet"
                 )
             )

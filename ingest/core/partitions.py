@@ -145,10 +145,6 @@ def land_split(
         )
 
 
-def _day(prefix: str, value: str) -> date | None:
-    return date.fromisoformat(value) if prefix == "date=" else None
-
-
 def collect(read: FileReader, ctx: LandContext, files: list[Path], day: date | None) -> ReadResult:
     """Read `files` and add what they said to the report."""
     opts = ctx.options
