@@ -21,7 +21,7 @@ EXPLORER_PAGES: dict[str, str] = {
     "energy": "energy",
     "forecasts": "forecasts",
     "budgets": "budgets",
-    "data_health": "data-health",
+    "data_health": "data_health",
 }
 
 #: the query parameters the pages read; the filter ones may repeat (`team=a&team=b`)

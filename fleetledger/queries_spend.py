@@ -271,7 +271,7 @@ def alert_history(con: Con, active_only: bool = False) -> pd.DataFrame:
                    count(*) as deliveries,
                    count(distinct channel) filter (where status = 'sent') as sent,
                    count(*) filter (where status = 'failed') as failed,
-                   arg_max(error, attempted_at) as last_error
+                   nullif(arg_max(coalesce(error, ''), attempted_at), '') as last_error
             from main.fct_alert_deliveries
             group by alert_id
         )
