@@ -12,6 +12,7 @@ import shutil
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
+from datetime import date
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -239,6 +240,20 @@ def test_explorer_link_opens_the_same_view(pipeline_home: Path) -> None:
     research = team_view.set_index("team").loc["research", "spend"]
     assert table["spend"].sum() == pytest.approx(research, abs=1e-6)
     assert set(table["provider"]) <= {"aws", "gcp", "onprem"}
+
+    # the date range comes from the link too: the fleet's last day only
+    last = max(r["day"] for r in _truth(pipeline_home)["idle_by_day_cause"])
+    day_view = _page(pipeline_home, "costs", {"start": last, "end": last})
+    assert day_view.date_input[0].value == (date.fromisoformat(last),) * 2
+    assert day_view.query_params.get("start") == last
+    # that day's GPU-node bill (ground truth per day and provider) is the table's GPU-node cost
+    node_bill = sum(
+        r["cost"]
+        for r in _truth(pipeline_home)["gpu_node_cost_by_day_provider"]
+        if r["day"] == last
+    )
+    day_table = _table(day_view, "costs_table")
+    assert day_table["gpu_node_cost"].sum() == pytest.approx(node_bill, abs=MONEY_TOL)
 
 
 def test_health_and_energy_pages(pipeline_home: Path) -> None:
