@@ -78,7 +78,10 @@ if ui.require_mart("fct_forecast", "forecasts"):
             fig.update_layout(xaxis_title="day (UTC)", yaxis_title=unit, height=400)
             st.plotly_chart(fig, width="stretch")
             ui.source("fct_forecast")
-            first = df.iloc[0] if not df.empty else None
+            # the model's figures: from the latest row that carries a back-test (history rows
+            # may leave them null)
+            scored = df[df["backtest_error"].notna()]
+            first = (scored if not scored.empty else df).iloc[-1] if not df.empty else None
             if first is not None:
                 tiles = st.columns(4)
                 tiles[0].metric("Model", str(first["model"]))
