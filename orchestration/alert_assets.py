@@ -4,8 +4,6 @@ fleetledger/alerts/engine.py: evaluate on the build warehouse, send what is due,
 the state store, and write fct_budget_status, fct_alerts and fct_alert_deliveries into the
 build warehouse. A failed delivery never fails the step: it is recorded and logged."""
 
-from __future__ import annotations
-
 from collections.abc import Iterator, Sequence
 
 from dagster import (

@@ -95,7 +95,6 @@ def _config(
     return parse_config(data, tmp / "fleetledger.yml")
 
 
-
 def _bodies(rec, prefix: str) -> list:
     return [body for p, _h, body in rec.posts if p.startswith(prefix)]
 
@@ -147,9 +146,7 @@ def test_failed_delivery_is_recorded_retried_with_backoff_and_sent_once(
         }
         assert all(f.severity == "warning" for f in down.findings)
         # one minute later: inside the backoff (2^0 x 300 s), nothing is attempted
-        early = run_alerts(
-            tmp_path, _inputs([0, 5]), cfg, now=DAY1 + timedelta(seconds=60)
-        )
+        early = run_alerts(tmp_path, _inputs([0, 5]), cfg, now=DAY1 + timedelta(seconds=60))
         assert early.due == [] and early.deliveries.height == 9
         with http_receiver(port) as http:
             cfg = _config(tmp_path, monkeypatch, port, smtp.port)
