@@ -229,3 +229,23 @@ def test_resolved_said_once_muted_and_routing(
     # a team budget without channels goes to the log (DESIGN: budgets default to the log)
     budget = alerts.filter(pl.col("kind") == "budget")
     assert budget.height == 2 and all(c == ["log"] for c in budget["channels"].to_list())
+
+
+def test_dry_run_prints_what_and_to_whom_and_records_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rich.console import Console
+
+    from fleetledger.alerts.console import print_due
+
+    cfg = _config(tmp_path, monkeypatch, free_port(), free_port())
+    run = run_alerts(tmp_path, _inputs([0, 5]), cfg, now=DAY1, dry_run=True)
+    out, err = Console(record=True, width=300), Console(record=True, width=300)
+    print_due(run, dry_run=True, out=out, err=err)
+    text = out.export_text()
+    # 3 alerts x 3 channels, nothing sent, nothing stored
+    assert sum(len(d.items) for d in run.due) == 9 and run.sent == 0
+    assert "email to leads@example.com" in text and "finops-slack (slack webhook)" in text
+    assert "XID spike: n1" in text and "9 notice(s) due" in text
+    assert not store_path(tmp_path).exists()
+    assert not any(s in text + err.export_text() for s in SECRETS)
