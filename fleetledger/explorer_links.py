@@ -45,6 +45,7 @@ URL_PARAMS: dict[str, str] = {
     "series": "forecasts: gpu_hours | spend | peak_gpus",
     "scope": "forecasts: total | team:<t> | provider:<p> | ...",
     "budget": "budgets: the budget whose periods are shown",
+    "alert": "overview: an alert id (fct_alerts) shown at the top, as alert messages link",
 }
 
 Value = str | date | int | float | Sequence[str] | None

@@ -390,7 +390,8 @@ def test_budget_status_of_the_over_budget_team(contract_home: Path) -> None:
     assert history.loc["a1", "last_error"] is None or pd.isna(history.loc["a1", "last_error"])
     assert history.loc["a2", ["deliveries", "sent", "failed"]].tolist() == [1, 1, 0]
 
-    overview = _page(contract_home, "overview")
+    overview = _page(contract_home, "overview", {"alert": "a2"})  # as an alert message links
+    assert "GPU down 5.3 h" in _info(overview) and "(resolved)" in _info(overview)
     assert _exact(overview, "Budget — research-monthly") == 6250.0
     assert _metric(overview, "Active alerts") == "1"  # a2 is resolved
 

@@ -29,6 +29,23 @@ st.caption(
     f"Snapshot published {ctx.snapshot_time:%Y-%m-%d %H:%M} UTC."
 )
 
+# an alert message's link (`/?alert=<alert_id>`, alerts.app_url) opens here with that alert
+linked_alert = ui.url_param("alert")
+if linked_alert and q.has_mart("fct_alerts"):
+    with ui.figure_guard("Linked alert"):
+        linked = q.figure("alert_history", False)
+        linked = linked[linked["alert_id"] == linked_alert]
+        if linked.empty:
+            st.warning(f"Alert `{linked_alert}` is not in this snapshot.")
+        else:
+            a = linked.iloc[0]
+            state = "resolved" if pd.notna(a["resolved_at"]) else "active"
+            st.info(
+                f"**Alert ({state})** `{a['rule']}` — {a['subject']}: {a['message']} "
+                "(fct_alerts; its deliveries are on the Budgets and alerts page)",
+                icon=":material/notifications:",
+            )
+
 # --------------------------------------------------------------------------- spend
 st.subheader("Spend")
 p_start, p_end = previous_period(ctx.start, ctx.end)
