@@ -462,3 +462,18 @@ def test_explorer_marts_are_documented_column_by_column(pipeline_home: Path, mar
     with duckdb.connect(str(pipeline_home / "warehouse.duckdb"), read_only=True) as con:
         columns = [r[0] for r in con.execute(f"describe main.{mart}").fetchall()]
     assert [c["name"] for c in model["columns"] if c.get("description")] == columns
+
+
+def test_over_budget_team_on_the_fleet(pipeline_home: Path) -> None:
+    """The fleet's config gives research a monthly budget under what its runs cost (the
+    generator's over-budget team): the budgets page shows it over budget, its spend to date the
+    ground truth's cost of research's runs (all in October; research has no other bill lines)."""
+    import yaml
+
+    cfg = yaml.safe_load((pipeline_home / "fleetledger.yml").read_text())
+    budget = next(b for b in cfg["budgets"] if b.get("scope") == {"team": "research"})
+    runs_cost = sum(r["cost"] for r in _truth(pipeline_home)["runs"] if r["team"] == "research")
+    assert runs_cost > budget["amount"]  # e.g. 7,695.37 > 6,100
+    at = _page(pipeline_home, "budgets")
+    label = f"{budget['name']} — over budget"
+    assert _exact(at, label) == pytest.approx(runs_cost, abs=MONEY_TOL)
