@@ -36,6 +36,8 @@ ERROR_BOX = '[data-testid="stAlertContentError"], [data-testid="stAlertContainer
 RUNNING = '[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]'
 NAV_LINKS = '[data-testid="stSidebarNav"] a, [data-testid="stTopNav"] a'
 TITLE = '[data-testid="stMain"] h1'
+# Streamlit marks its root with the script's state: initial, running, notRunning
+SCRIPT_DONE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 # the dataframe toolbar's CSV export uses the File System Access API when the browser has it
 # (a save dialog headless Chromium cannot answer); without it, it falls back to a download
 NO_SAVE_PICKER = "delete window.showSaveFilePicker; window.showSaveFilePicker = undefined;"
@@ -158,8 +160,9 @@ class Load:
 
 
 def wait_rendered(page: Any, timeout_ms: int = PAGE_TIMEOUT_MS) -> None:
-    """Wait until the script run finished and the main area shows a title."""
+    """Wait until the main area shows a title and the script run finished."""
     page.wait_for_selector(TITLE, timeout=timeout_ms)
+    page.wait_for_selector(SCRIPT_DONE, state="attached", timeout=timeout_ms)
     page.wait_for_function("sel => !document.querySelector(sel)", arg=RUNNING, timeout=timeout_ms)
     # an exception shows after the script stops; give the last deltas a moment to paint
     page.wait_for_timeout(300)

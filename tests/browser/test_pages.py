@@ -8,6 +8,7 @@ so a page added to `st.navigation` is covered without editing this file.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from browser_app import (
     NO_SAVE_PICKER,
+    TITLE,
     AppServer,
     app_server,
     csv_rows,
@@ -26,6 +28,7 @@ from browser_app import (
     nav_urls,
     page_slug,
     table_csv,
+    wait_rendered,
 )
 
 pytestmark = pytest.mark.warehouse
@@ -87,36 +90,52 @@ def test_every_page_loads_without_exception(
     print(f"{len(loads)} page(s) loaded: {[ld.title for ld in loads]}")
 
 
-def _main_text(page: Any) -> str:
-    return page.locator('[data-testid="stMain"]').inner_text()
+TEAM_WIDGETS = '[data-testid="stSelectbox"], [data-testid="stMultiSelect"]'
+
+
+def _team_filters(page: Any) -> list[Any]:
+    """The select boxes and multiselects of the page (main area or sidebar) labelled team."""
+    widgets = page.locator(TEAM_WIDGETS)
+    found = []
+    for i in range(widgets.count()):
+        label = widgets.nth(i).locator('[data-testid="stWidgetLabel"]')
+        if label.count() and re.search(r"\bteams?\b", label.first.inner_text(), re.IGNORECASE):
+            found.append(widgets.nth(i))
+    return found
+
+
+def _widget_text(widget: Any) -> str:
+    """What a select widget shows: its text and the values of its inputs."""
+    return str(
+        widget.evaluate(
+            "e => [e.innerText, ...[...e.querySelectorAll('input')].map(i => i.value)].join(' ')"
+        )
+    )
 
 
 def test_query_parameters_are_kept_and_read(
     page: Any, pages: list[str], app_home: Path, artifacts: Path
 ) -> None:
-    """A link with `?team=T` opens with the parameter kept in the URL on every page; pages that
-    read it (the view differs from the one without it) show that team.
+    """A link with `?team=T` opens every page with the parameter kept in the URL, and a page
+    with a team filter (a select box or multiselect labelled "team") shows T selected in it.
 
-    Assumed contract with the pages (issue 14 item 2): the team filter's query parameter is
-    `team`, its value a team name as in the marts.
+    Assumed contract with the pages (issue 14 item 2, branch explorer14): the team filter's
+    query parameter is `team`, its value a team name as in the marts.
     """
-    teams = sorted(
-        {r["team"] for r in json.loads((app_home / "ground_truth.json").read_text())["runs"]}
-    )
-    team = teams[0]
-    reading = []
+    runs = json.loads((app_home / "ground_truth.json").read_text())["runs"]
+    team = sorted({r["team"] for r in runs})[-1]
+    with_filter = []
     for url in pages:
-        plain = load(page, url)
-        assert plain.ok, plain
-        without = _main_text(page)
         shown = load(page, f"{url}?team={team}")
         assert shown.ok, shown
         assert parse_qs(urlsplit(page.url).query).get("team") == [team], page.url
-        if _main_text(page) != without:
-            reading.append(url)
+        filters = _team_filters(page)
+        if filters:
+            with_filter.append(url)
             page.screenshot(path=str(artifacts / f"query-{page_slug(url)}.png"), full_page=True)
-            assert team in _main_text(page), f"{url}?team={team} does not show the team"
-    print(f"pages that read ?team=: {reading}")
+            values = [_widget_text(f) for f in filters]
+            assert any(team in v for v in values), f"{url}?team={team}: team filter shows {values}"
+    print(f"pages with a team filter (read from ?team=): {with_filter or 'none yet'}")
 
 
 def _overview(pages: list[str], page: Any) -> str:
@@ -134,13 +153,15 @@ def test_table_csv_export_equals_the_table(page: Any, pages: list[str], app_home
 
     _overview(pages, page)
     frames = page.locator('[data-testid="stDataFrame"]')
-    exported = None
+    frames.first.wait_for()
+    exported, headers = None, []
     for i in range(frames.count()):
         rows = csv_rows(table_csv(page, frames.nth(i)))
+        headers.append(rows[0] if rows else [])
         if rows and rows[0][:1] == ["run_id"]:
             exported = rows
             break
-    assert exported is not None, "no table with a run_id column on the Overview"
+    assert exported is not None, f"no table with a run_id column on the Overview: {headers}"
     header, body = exported[0], exported[1:]
     with q.connect(app_home / "warehouse.duckdb") as con:
         first, last = q.date_bounds(con)
@@ -152,6 +173,61 @@ def test_table_csv_export_equals_the_table(page: Any, pages: list[str], app_home
     runs = json.loads((app_home / "ground_truth.json").read_text())["runs"]
     top = max(float(r["cost"]) for r in runs)
     assert shown_cost[0] == pytest.approx(top, abs=MONEY_TOL)
+
+
+def test_date_filter_narrows_the_figures(page: Any, pages: list[str], app_home: Path) -> None:
+    """The sidebar's date range, set in the browser to the first day only, reruns the Overview
+    on that day: its total spend is the query layer's spend of that one day."""
+    from fleetledger import queries as q
+
+    with q.connect(app_home / "warehouse.duckdb") as con:
+        first, last = q.date_bounds(con)
+        day_one = float(q.spend_by_provider(con, first, first)["effective_cost"].sum())
+        every_day = float(q.spend_by_provider(con, first, last)["effective_cost"].sum())
+    assert first is not None and last is not None and first < last
+    _overview(pages, page)
+    assert _metric_number(page, "Effective spend — total") == every_day
+    end_day = page.get_by_role("spinbutton", name="day, Date range (UTC) end date")
+    end_day.click()
+    page.keyboard.type(f"{first.day:02d}")
+    page.keyboard.press("Enter")
+    page.locator(TITLE).click()  # leave the field: the widget commits its value
+    page.locator('[data-testid="stMain"]').get_by_text(f"UTC days {first} to {first}.").wait_for()
+    wait_rendered(page)
+    assert _metric_number(page, "Effective spend — total") == day_one
+    assert day_one < every_day
+
+
+def _metric_number(page: Any, label: str) -> float:
+    metric = page.locator('[data-testid="stMetric"]', has_text=label).first
+    return _shown_money(metric.locator('[data-testid="stMetricValue"]').inner_text())
+
+
+class _Shown(float):
+    """A number as displayed, equal to any value it rounds from ('35,278.06 USD', '$35.3k')."""
+
+    step: float
+
+    def __new__(cls, value: float, step: float) -> _Shown:
+        obj = super().__new__(cls, value)
+        obj.step = step
+        return obj
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, int | float):
+            return NotImplemented
+        return abs(float(self) - float(other)) <= self.step / 2 + 1e-9
+
+    __hash__ = float.__hash__
+
+
+def _shown_money(text: str) -> _Shown:
+    match = re.search(r"(-?[\d,]+(?:\.(\d+))?)\s*([kKMB]?)", text)
+    assert match, f"no number in {text!r}"
+    scale = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}[match.group(3)]
+    decimals = len(match.group(2) or "")
+    value = float(match.group(1).replace(",", "")) * scale
+    return _Shown(value, scale * 10.0**-decimals)
 
 
 def _cells(rows: list[list[str]]) -> list[list[str | float]]:
