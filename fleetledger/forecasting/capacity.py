@@ -38,15 +38,15 @@ def capacity_frame(
     past = actuals.select(
         "scope",
         "day",
-        pl.col("y").alias("peak_gpus_demand"),
+        pl.col("y").cast(pl.Float64).alias("peak_gpus_demand"),
         pl.lit(None, pl.Float64).alias("peak_gpus_hi_80"),
         pl.lit(False).alias("is_forecast"),
     )
     future = forecasts.filter(pl.col("horizon") > 0).select(
         "scope",
         "day",
-        pl.col("yhat").alias("peak_gpus_demand"),
-        pl.col("hi_80").alias("peak_gpus_hi_80"),
+        pl.col("yhat").cast(pl.Float64).alias("peak_gpus_demand"),
+        pl.col("hi_80").cast(pl.Float64).alias("peak_gpus_hi_80"),
         pl.lit(True).alias("is_forecast"),
     )
     rows = pl.concat([past, future]).sort("scope", "day")
