@@ -84,3 +84,24 @@ def test_forecast_marts_are_published_with_every_scope(pipeline_home: Path) -> N
             assert fleet == want
     finally:
         con.close()
+
+
+def test_forecast_command_prints_the_marts_headline(pipeline_home: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from fleetledger.cli import main
+
+    con = duckdb.connect(str(pipeline_home / "warehouse.duckdb"), read_only=True)
+    try:
+        cum30, lo30, hi30 = con.execute(
+            "select cum_yhat, cum_lo_80, cum_hi_80 from fct_forecast "
+            "where series = 'spend' and scope = 'total' and horizon = 30"
+        ).fetchall()[0]
+        runway = con.execute("select max(runway_day) from fct_capacity where scope = 'total'")
+        total_runway = runway.fetchall()[0][0]
+    finally:
+        con.close()
+    assert main(["forecast", "--home", str(pipeline_home)]) == 0
+    text = capsys.readouterr().out
+    assert f"{cum30:,.0f} USD" in text
+    assert f"{lo30:,.0f} – {hi30:,.0f}" in text
+    assert "GPU-hours (held)" in text and "90 days" in text
+    assert (str(total_runway) if total_runway else "beyond") in text
