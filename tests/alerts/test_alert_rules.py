@@ -7,6 +7,7 @@ from datetime import date, datetime, timedelta
 import polars as pl
 import pytest
 
+from alerts.frames import days, forecast, forecast_row, spend
 from fleetledger.alerts import rules
 from fleetledger.config_alerts import (
     GpuDownRule,
@@ -16,7 +17,6 @@ from fleetledger.config_alerts import (
     SpendAnomalyRule,
     XidSpikeRule,
 )
-from tests.alerts.frames import days, forecast, forecast_row, spend
 
 SAT = datetime(2026, 10, 3, 0, 0)
 THROUGH = date(2026, 10, 5)

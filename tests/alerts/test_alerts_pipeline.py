@@ -21,9 +21,9 @@ import duckdb
 import pytest
 import yaml
 
+from alerts.receivers import free_port, http_receiver, smtp_receiver
 from fleetledger.cli import main
 from fleetledger.pipeline import run_pipeline
-from tests.alerts.receivers import free_port, http_receiver, smtp_receiver
 
 SLACK_TOKEN = "T0PIPE/B0PIPE/xoxbPipelineSecret31"
 HOOK_TOKEN = "pipeline-hook-secret-58"

@@ -6,11 +6,11 @@ from datetime import date
 
 import pytest
 
+from alerts.frames import days, forecast, forecast_row, spend
 from fleetledger.alerts.budgets import budget_status, period_start
 from fleetledger.alerts.model import alert_id
 from fleetledger.alerts.rules import budget_alerts
 from fleetledger.config_alerts import Budget
-from tests.alerts.frames import days, forecast, forecast_row, spend
 
 OCT1 = date(2026, 10, 1)
 

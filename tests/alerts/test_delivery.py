@@ -11,12 +11,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from alerts.frames import days, spend
+from alerts.receivers import free_port, http_receiver, smtp_receiver
 from fleetledger.alerts.engine import run_alerts
 from fleetledger.alerts.inputs import Inputs
 from fleetledger.alerts.store import read_state, store_path
 from fleetledger.config import Config, parse_config
-from tests.alerts.frames import days, spend
-from tests.alerts.receivers import free_port, http_receiver, smtp_receiver
 
 SLACK_TOKEN = "T0SECRET/B0SECRET/xoxbSecretSlackToken42"
 HOOK_TOKEN = "hook-path-secret-77"
