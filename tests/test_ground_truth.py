@@ -188,6 +188,34 @@ def test_scenarios_found(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     assert attempts == [(1, "PREEMPTED", "infra"), (2, "COMPLETED", None)]
 
 
+def test_rolling_update_and_evicted_pod(con: duckdb.DuckDBPyConnection, ground_truth: dict):
+    """Issue 12, items 1 and 2, in both fleets: the old vLLM pod, deleted at the rolling update
+    (no later dump shows it), ends when the new one starts on its GPUs, and the new pod holds
+    them whole from then on (its cost and GPU-seconds equal the truth, checked above for every
+    run); the evicted embed-batch pod is an infra failure."""
+    sc = ground_truth["scenarios"]
+    assert len(sc["rolling_update"]) == 1 and len(sc["evicted_pods"]) == 1
+    roll = sc["rolling_update"][0]
+    old = con.execute(
+        "select state, ended_at, failure_class from fct_runs where run_id = ?",
+        [roll["old_run_id"]],
+    ).fetchone()
+    assert old == ("Deleted", datetime.fromisoformat(roll["at"]), None)
+    new = con.execute(
+        "select started_at, ended_at from fct_runs where run_id = ?", [roll["new_run_id"]]
+    ).fetchone()
+    assert new == (datetime.fromisoformat(roll["at"]), None)
+    evicted = next(r for r in ground_truth["runs"] if r["run_id"] == sc["evicted_pods"][0])
+    assert evicted["failure_class"] == "infra"
+    got = con.execute(
+        "select r.state, r.failure_class, c.cost from fct_runs r join fct_run_costs c"
+        " using (run_id) where run_id = ?",
+        sc["evicted_pods"],
+    ).fetchone()
+    assert got[:2] == ("Failed", "infra")
+    assert abs(got[2] - evicted["cost"]) <= 0.01
+
+
 def test_mig_and_time_sliced_gpus(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     """MIG pods are sized in compute slices / 7; time-sliced pods split their GPU's seconds."""
     if not ground_truth.get("mig"):

@@ -337,6 +337,24 @@ def generate(
                 "start": M.iso(st.start),
                 "end": M.iso(st.end),
             },
+            # issue 12: the vLLM rolling update (the old pod deleted, the new one on its GPUs
+            # from then on) and the evicted embed-batch pod; empty when the window has none
+            "rolling_update": [
+                {
+                    "old_run_id": r.run_id,
+                    "new_run_id": new.run_id,
+                    "host": r.nodes[0],
+                    "at": M.iso(r.end),  # type: ignore[arg-type]
+                }
+                for r in fleet.runs
+                if r.deleted
+                for new in fleet.runs
+                if new.scheduler == "kubernetes"
+                and new.nodes == r.nodes
+                and new.start == r.end
+                and new.gpu_indices == r.gpu_indices
+            ],
+            "evicted_pods": [r.run_id for r in fleet.runs if r.pod_reason == "Evicted"],
         },
     }
     ground_truth.update(health_truth(fleet, truth, result["runs"]))

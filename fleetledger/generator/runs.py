@@ -145,6 +145,8 @@ class RunBook:
         labels: dict[str, str] | None = None,
         mig: tuple[str, str] | None = None,
         reserve: bool = True,
+        pod_reason: str | None = None,
+        deleted: bool = False,
     ) -> Run:
         """A pod holding GPUs `idx` of `host` (or MIG instance `mig` of GPU idx[0]); `reserve`
         keeps other placements off its GPUs (MIG and time-sliced GPUs are shared on purpose)."""
@@ -176,6 +178,8 @@ class RunBook:
             labels=labels or {},
             mig_instance=mig[0] if mig else None,
             mig_profile=mig[1] if mig else None,
+            pod_reason=pod_reason,
+            deleted=deleted,
         )
         self.runs.append(r)
         if reserve:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from fleetledger.generator.model import DAY, Fleet, Run, iso
 
@@ -145,7 +146,11 @@ def _pod_json(run: Run, snapshot: int) -> dict:
     finished = run.end is not None and run.end <= snapshot
     if finished:
         reason = (
-            "OOMKilled" if run.exit_code == 137 else ("Error" if run.exit_code else "Completed")
+            "Error"  # an evicted pod's container is killed: the pod's reason explains it
+            if run.pod_reason
+            else "OOMKilled"
+            if run.exit_code == 137
+            else ("Error" if run.exit_code else "Completed")
         )
         phase = "Failed" if run.exit_code else "Succeeded"
         state = {
@@ -160,6 +165,22 @@ def _pod_json(run: Run, snapshot: int) -> dict:
     else:
         phase = "Running"
         state = {"running": {"startedAt": iso(run.start)}}  # type: ignore[arg-type]
+    status: dict[str, Any] = {
+        "phase": phase,
+        "hostIP": "10.128.0.12",
+        "startTime": iso(run.start),  # type: ignore[arg-type]
+        "containerStatuses": [
+            {
+                "name": container,
+                "ready": not finished,
+                "restartCount": 0,
+                "state": state,
+            }
+        ],
+    }
+    if finished and run.pod_reason:
+        status["reason"] = run.pod_reason
+        status["message"] = "The node was low on resource: memory."
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -183,19 +204,7 @@ def _pod_json(run: Run, snapshot: int) -> dict:
                 }
             ],
         },
-        "status": {
-            "phase": phase,
-            "hostIP": "10.128.0.12",
-            "startTime": iso(run.start),  # type: ignore[arg-type]
-            "containerStatuses": [
-                {
-                    "name": container,
-                    "ready": not finished,
-                    "restartCount": 0,
-                    "state": state,
-                }
-            ],
-        },
+        "status": status,
     }
 
 
@@ -209,7 +218,11 @@ def write_pods(fleet: Fleet, out_dir: Path) -> None:
         items = [
             _pod_json(r, snap)
             for r in pods
-            if r.start is not None and r.start <= snap and (r.end is None or r.end >= a)
+            if r.start is not None
+            and r.start <= snap
+            and (r.end is None or r.end >= a)
+            # a deleted pod is in no dump taken after it was deleted
+            and not (r.deleted and r.end is not None and r.end <= snap)
         ]
         day = datetime.fromtimestamp(a, UTC).strftime("%Y-%m-%d")
         doc = {
