@@ -50,7 +50,7 @@ def gke_runs(book: RunBook, gke: list[str], start: date) -> None:
     # shows it) and the new one starts on the same GPUs at once
     for i, host in enumerate(gke):
         rolled = roll_at is not None and i == len(gke) - 1
-        book.pod(
+        server = book.pod(
             f"vllm-llama-70b-{stable_hex('vllm', i, n=10)}-{stable_hex('rs', i, n=5)}",
             "inference",
             "serving",
@@ -65,6 +65,8 @@ def gke_runs(book: RunBook, gke: list[str], start: date) -> None:
             deleted=rolled,
         )
         if rolled and roll_at is not None:
+            # the same server: its load, and a wait of 5 s given rather than drawn, so that the
+            # replacement draws nothing and every later run of the fleet is laid out as before
             book.pod(
                 f"vllm-llama-70b-{stable_hex('vllm2', i, n=10)}-{stable_hex('rs2', i, n=5)}",
                 "inference",
@@ -75,8 +77,10 @@ def gke_runs(book: RunBook, gke: list[str], start: date) -> None:
                 roll_at,
                 None,
                 "Running",
+                util=server.util_mean,
                 profile="diurnal",
                 labels={"app": "vllm", "team": "serving"},
+                wait=5,
             )
     book.pod(
         "jupyter-alice",

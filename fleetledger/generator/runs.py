@@ -4,7 +4,7 @@ the calendar so that later runs are placed around it.
 The random draws of the whole layout come from one seeded generator (`RunBook.rng`), in the
 order `fleet.build_fleet` lays the runs out: a change in that order changes every file. A Slurm
 run draws its queue wait (unless given) and then its utilisation (unless given); a pod draws
-its wait and then its utilisation (unless given).
+its wait (unless given) and then its utilisation (unless given).
 """
 
 from __future__ import annotations
@@ -147,11 +147,12 @@ class RunBook:
         reserve: bool = True,
         pod_reason: str | None = None,
         deleted: bool = False,
+        wait: int | None = None,
     ) -> Run:
         """A pod holding GPUs `idx` of `host` (or MIG instance `mig` of GPU idx[0]); `reserve`
         keeps other placements off its GPUs (MIG and time-sliced GPUs are shared on purpose)."""
         uid = stable_uuid(self.seed, "pod", name, start_t)
-        wait = int(self.rng.integers(5, 300))
+        wait = int(self.rng.integers(5, 300)) if wait is None else wait
         r = Run(
             scheduler="kubernetes",
             cluster="gke-ml",
