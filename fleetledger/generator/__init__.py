@@ -179,6 +179,7 @@ def generate(
     onprem_nodes: int = 4,
     hpc_job_labels: bool = True,
     mig: bool = False,
+    mig_gres: bool = False,
     dcgm_format: str | dict[str, str] = "prometheus_text",
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
@@ -200,6 +201,7 @@ def generate(
         gcp_nodes=gcp_nodes,
         onprem_nodes=onprem_nodes,
         mig=mig,
+        mig_gres=mig_gres,
     )
     fleet.hpc_job_labels = hpc_job_labels
     truth = Truth(fleet, IDLE_THRESHOLD, 2 * scrape_interval_s)
@@ -263,6 +265,7 @@ def generate(
         "hpc_job_labels": hpc_job_labels,
         "dcgm_format": dcgm_format,
         "mig": mig,
+        "mig_gres": mig_gres,
         "dcgm_lines": scrape_lines,
         "nodes": [
             {
@@ -355,6 +358,10 @@ def generate(
                 and new.gpu_indices == r.gpu_indices
             ],
             "evicted_pods": [r.run_id for r in fleet.runs if r.pod_reason == "Evicted"],
+            # issue 12, item 4: the Slurm job holding a 1g.10gb MIG instance (mig_gres fleets)
+            "mig_gres_jobs": [
+                r.run_id for r in fleet.runs if r.scheduler == "slurm" and r.mig_profile
+            ],
         },
     }
     ground_truth.update(health_truth(fleet, truth, result["runs"]))

@@ -64,7 +64,14 @@ def sacct_line(run: Run, snapshot: int) -> str:
     nn = max(len(run.nodes), 1)
     ncpu = 12 * k * nn
     mem = f"{120 * k * nn}G"
-    req_tres = f"billing={ncpu},cpu={ncpu},gres/gpu={k * nn},mem={mem},node={nn}"
+    # GPUs as sacct prints them: whole H100s typed `h100`; a MIG instance typed by its profile,
+    # the untyped count including it (Slurm with AutoDetect=nvml on a MIG-enabled GPU)
+    gres = f"gres/gpu:h100={k * nn},gres/gpu={k * nn}"
+    req_gres = f"gres/gpu={k * nn}"
+    if run.mig_profile:
+        ncpu, mem = 2, "16G"
+        gres = req_gres = f"gres/gpu:{run.mig_profile}=1,gres/gpu=1"
+    req_tres = f"billing={ncpu},cpu={ncpu},{req_gres},mem={mem},node={nn}"
     pending = run.start is None or run.start >= snapshot
     running = not pending and (run.end is None or run.end > snapshot)
     if pending:
@@ -79,10 +86,7 @@ def sacct_line(run: Run, snapshot: int) -> str:
         end = None if running else run.end
         elapsed = (snapshot if running else run.end) - run.start  # type: ignore[operator]
         state = "RUNNING" if running else run.state
-        alloc_tres = (
-            f"billing={ncpu},cpu={ncpu},gres/gpu:h100={k * nn},gres/gpu={k * nn},"
-            f"mem={mem},node={nn}"
-        )
+        alloc_tres = f"billing={ncpu},cpu={ncpu},{gres},mem={mem},node={nn}"
         nodelist = hostlist(run.nodes)
         exit_code = "0:0" if running else f"{run.exit_code}:0"
     timelimit = "2-00:00:00" if run.kind == "training" else "12:00:00"
