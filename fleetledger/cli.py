@@ -465,9 +465,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench_main(extra)
 
 
-def cmd_not_implemented(args: argparse.Namespace) -> int:
-    err.print(f"fleetledger {args.command}: not implemented yet")
-    return 2
+def cmd_alerts(args: argparse.Namespace) -> int:
+    """Evaluate the published warehouse's budgets and rules; send what is due (docs/alerts.md)."""
+    from fleetledger.alerts.console import NoWarehouse, alerts_command, print_due
+
+    try:
+        run = alerts_command(_home(args), dry_run=args.dry_run, lock_timeout=args.lock_timeout)
+    except NoWarehouse as e:
+        raise CliError(str(e)) from None
+    print_due(run, dry_run=args.dry_run, out=out, err=err)
+    return EXIT_OK
 
 
 # --------------------------------------------------------------------------------------------
@@ -569,9 +576,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bench_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_bench)
 
-    for name, text in (("alerts", "evaluate and send alerts"),):
-        p = sub.add_parser(name, help=f"{text} (not implemented yet)")
-        p.set_defaults(func=cmd_not_implemented)
+    p = sub.add_parser(
+        "alerts",
+        help="evaluate budgets and alert rules on the published warehouse; send what is due",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print what would be sent and to whom; send nothing"
+    )
+    p.add_argument("--home", metavar="DIR", help=home_help)
+    _lock_option(p)
+    p.set_defaults(func=cmd_alerts)
     return parser
 
 

@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from fleetledger.config_alerts import Alerts, Budget, check_budgets
+from fleetledger.config_alerts import Alerts, Budget, check_budgets, check_team_channels
 from fleetledger.config_secrets import inline_secrets
 from ingest import registry
 from ingest.core.findings import IngestFinding
@@ -108,6 +108,9 @@ class Team(_Strict):
     team: str
     owners: list[str] = Field(default_factory=list)
     match: TeamMatch = Field(default_factory=TeamMatch)
+    # where alerts about the team go when their rule names no channels (alerts.channels names,
+    # or `log`); unset: the log
+    channels: list[str] = Field(default_factory=list)
 
 
 class RateCard(_Strict):
@@ -203,6 +206,7 @@ class Config(_Strict):
     @model_validator(mode="after")
     def _budget_channels(self) -> Config:
         check_budgets(self.budgets, self.alerts)
+        check_team_channels([(t.team, t.channels) for t in self.teams], self.alerts)
         return self
 
     def source(self, name: str) -> Source:

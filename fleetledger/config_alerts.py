@@ -125,6 +125,9 @@ class IdleAllocationRule(_Rule):
 
     kind: Literal["idle_allocation"]
     min_hours: float = Field(default=8, gt=0)
+    # an hour of the run is idle when at least this share of its held GPU-seconds is
+    # allocated-idle (utilisation under idle_threshold)
+    min_idle_share: float = Field(default=0.9, gt=0, le=1)
 
 
 class IdleShareRule(_Rule):
@@ -139,6 +142,10 @@ class XidSpikeRule(_Rule):
 
     kind: Literal["xid_spike"]
     factor: float = Field(default=3, gt=1)
+    # the trailing baseline: the node's mean daily XID count over this many days before
+    baseline_days: int = Field(default=7, ge=1)
+    # a day with fewer XIDs is never a spike (a clean node's first XID is one, by default)
+    min_count: int = Field(default=1, ge=1)
 
 
 class GpuDownRule(_Rule):
@@ -177,6 +184,15 @@ AlertRule = Annotated[
 class Alerts(_Strict):
     # alert messages link into the explorer when set
     app_url: str | None = None
+    # alerts whose period is older than this many days before the data's last day are recorded
+    # in fct_alerts but not sent (a first run over a long history sends only recent news)
+    lookback_days: int = Field(default=7, ge=0)
+    # a failed delivery is retried on a later run, not before attempted_at +
+    # 2^(attempt-1) x retry_base_seconds, at most max_attempts times
+    retry_base_seconds: float = Field(default=300, ge=0)
+    max_attempts: int = Field(default=8, ge=1)
+    # every network call of a delivery (HTTP, SMTP) gives up after this many seconds
+    timeout_seconds: float = Field(default=10, gt=0)
     channels: list[Channel] = Field(default_factory=list)
     rules: list[AlertRule] = Field(default_factory=list)
 
@@ -323,3 +339,10 @@ def check_budgets(budgets: list[Budget], alerts: Alerts) -> None:
             raise ValueError(f"budgets[{i}]: budget name {b.name!r} is used twice")
         seen.add(b.name)
         _known_channels(f"budgets[{i}].channels", b.channels, channels)
+
+
+def check_team_channels(teams: list[tuple[str, list[str]]], alerts: Alerts) -> None:
+    """The channels each team names exist (ValueError naming the team)."""
+    channels = {ch.name for ch in alerts.channels}
+    for i, (_team, names) in enumerate(teams):
+        _known_channels(f"teams[{i}].channels", names, channels)

@@ -13,6 +13,7 @@ from pathlib import Path
 from dagster import AssetKey, AssetsDefinition, Definitions
 
 from fleetledger.config import Config, config_path, fleetledger_home, load_config
+from orchestration.alert_assets import ALERT_KEYS, alert_assets
 from orchestration.checks import source_checks
 from orchestration.config_assets import config_assets
 from orchestration.dbt import build_dbt_assets, dbt_resource
@@ -51,6 +52,12 @@ def build_definitions(home: Path | None = None) -> Definitions:
         upstream = sorted((k for k in dbt.keys if k not in inner), key=lambda k: k.path)
     else:
         log.warning("dbt_project/dbt_project.yml not found: no dbt assets")
+    if cfg is not None and dbt is not None:
+        # budgets and alerts after the dbt build (and fct_forecast where the graph has it);
+        # publish waits for them
+        graph = {key for a in assets for key in a.keys}
+        assets += alert_assets(graph, partitions_for(cfg))
+        upstream = sorted({*upstream, *ALERT_KEYS}, key=lambda k: k.path)
     assets += publish_assets(upstream, partitions_for(cfg))
 
     resources: dict[str, object] = {"fleet": FleetResource(home=str(home))}

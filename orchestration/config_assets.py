@@ -6,10 +6,13 @@ from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Materiali
 
 from fleetledger.config import Config
 from fleetledger.config_tables import record_accounted_days, write_config_tables
+from ingest.core.findings_landing import land_ingest_findings
 from orchestration.partitions import SINGLE_RUN, partitions_for
 from orchestration.resources import FleetResource
 
 CONFIG_TABLES_KEY = AssetKey(["raw", "config_tables"])
+#: the `source` of the config's findings in fct_data_health
+CONFIG_FINDINGS_SOURCE = "config"
 
 
 def config_assets(cfg: Config | None) -> list[AssetsDefinition]:
@@ -31,6 +34,12 @@ def config_assets(cfg: Config | None) -> list[AssetsDefinition]:
     def config_tables(context: AssetExecutionContext, fleet: FleetResource) -> MaterializeResult:
         cfg = fleet.load_config()
         write_config_tables(cfg, fleet.home_path)
+        # what loading found (deprecated forms) reaches fct_data_health and the console
+        land_ingest_findings(
+            fleet.home_path, CONFIG_FINDINGS_SOURCE, context.run.run_id, cfg.findings
+        )
+        for finding in cfg.findings:
+            context.log.warning(f"config: {finding.check}: {finding.message}")
         key_range = context.partition_key_range
         days = partitions.get_partition_keys_in_range(key_range)
         record_accounted_days(fleet.home_path, [date.fromisoformat(d) for d in days])

@@ -49,10 +49,12 @@ def test_run_rejects_date_with_range(capsys: pytest.CaptureFixture[str]) -> None
     assert "either --date" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["alerts"])
-def test_unimplemented_commands_say_so(command: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([command]) == 2
-    assert "not implemented yet" in capsys.readouterr().err
+def test_alerts_without_a_published_warehouse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "fleetledger.yml").write_text("reporting_currency: USD\n")
+    assert main(["alerts", "--dry-run", "--home", str(tmp_path)]) == 1
+    assert "warehouse.duckdb does not exist" in capsys.readouterr().err
 
 
 def test_run_without_config(tmp_path: Path) -> None:

@@ -77,6 +77,11 @@ def test_asset_graph_has_one_asset_per_source(small_fleet: Path) -> None:
     assert AssetKey("fct_gpu_hours") in dbt_keys
     assert dbt_keys <= ancestors
     assert graph.get(AssetKey("fct_gpu_hours")).group_name == "marts"
+    # budgets and alerts: after the dbt marts they read, before publish
+    for key in ("fct_budget_status", "fct_alerts", "fct_alert_deliveries"):
+        node = graph.get(AssetKey(key))
+        assert node.group_name == "alerts" and AssetKey(key) in ancestors
+        assert {AssetKey("fct_daily_spend"), AssetKey("fct_gpu_hours")} <= node.parent_keys
 
     # every asset: daily partitions, one run for a range
     for key in graph.get_all_asset_keys():

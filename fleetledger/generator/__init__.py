@@ -31,7 +31,28 @@ IDLE_THRESHOLD = 0.05
 __all__ = ["DEFAULT_START", "generate", "build_fleet"]
 
 
-def _config(fleet: Fleet) -> dict:
+#: the demo's over-budget team: its monthly budget is set under what it spends (below)
+OVER_BUDGET_TEAM = "research"
+#: the share of the over-budget team's run cost in the last calendar month its budget is
+OVER_BUDGET_SHARE = 0.8
+
+
+def over_budget_amount(fleet: Fleet, run_costs: dict[str, float]) -> float:
+    """The over-budget team's monthly budget: OVER_BUDGET_SHARE x the direct cost of its runs
+    that start in the fleet's last calendar month (all their hours are in that month, so the
+    month's spend to date is at least that cost: the 100 % threshold is crossed on actual),
+    rounded down to 100, at least 100."""
+    last = datetime.fromtimestamp(fleet.t0 + (fleet.days - 1) * DAY, UTC)
+    month_start = datetime(last.year, last.month, 1, tzinfo=UTC).timestamp()
+    cost = sum(
+        run_costs.get(r.run_id, 0.0)
+        for r in fleet.runs
+        if r.team == OVER_BUDGET_TEAM and r.start is not None and r.start >= month_start
+    )
+    return max(100.0, float(int(OVER_BUDGET_SHARE * cost / 100) * 100))
+
+
+def _config(fleet: Fleet, over_budget: float = 40000.0) -> dict:
     onprem = [n for n in fleet.nodes if n.provider == "onprem"]
     return {
         "reporting_currency": "USD",
@@ -158,12 +179,34 @@ def _config(fleet: Fleet) -> dict:
                 "host_overhead_w": M.HOST_OVERHEAD_W,
             }
         ],
+        # the budget form of DESIGN.md; research is over budget on actual spend (its amount
+        # comes from the ground truth, `over_budget_amount`); no channels: the log only
         "budgets": [
             {"name": "llm-training-monthly", "scope": {"team": "llm-training"}, "amount": 120000},
-            {"name": "research-monthly", "scope": {"team": "research"}, "amount": 40000},
+            {
+                "name": f"{OVER_BUDGET_TEAM}-monthly",
+                "scope": {"team": OVER_BUDGET_TEAM},
+                "amount": over_budget,
+                "period": "month",
+                "thresholds": [0.5, 0.8, 1.0],
+                "basis": ["actual", "forecast"],
+            },
             {"name": "data-monthly", "scope": {"team": "data"}, "amount": 25000},
             {"name": "serving-monthly", "scope": {"team": "serving"}, "amount": 60000},
+            {"name": "fleet-quarterly", "scope": {}, "amount": 900000, "period": "quarter"},
         ],
+        # rules that fire on the demo fleet: the weekend-idle notebook jupyter-alice
+        # (idle_allocation), the XID 79 node (xid_spike, gpu_down); channels: none (the log)
+        "alerts": {
+            "rules": [
+                {"kind": "idle_allocation", "min_hours": 8},
+                {"kind": "idle_share", "max_share": 0.25},
+                {"kind": "xid_spike", "factor": 3},
+                {"kind": "gpu_down", "min_hours": 4},
+                {"kind": "spend_anomaly", "min_impact": 500},
+                {"kind": "restatement", "min_share": 0.05},
+            ]
+        },
     }
 
 
@@ -241,7 +284,9 @@ def generate(
     write_node_events(fleet, src)
     write_pods(fleet, src / "gcp" / "k8s")
     markers = write_logs(logs, src)
-    config = dcgm_shapes.configure(_config(fleet), dcgm_format)
+    run_costs = {r["run_id"]: float(r["cost"] or 0.0) for r in result["runs"]}
+    over_budget = over_budget_amount(fleet, run_costs)
+    config = dcgm_shapes.configure(_config(fleet, over_budget), dcgm_format)
     (out / "fleetledger.yml").write_text(yaml.safe_dump(config, sort_keys=False))
 
     idle_day_cause: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -297,6 +342,11 @@ def generate(
         ],
         "pue": [{"site": "dc1", "day": d, **v} for d, v in sorted(pue.items())],
         "scenarios": {
+            "over_budget": {
+                "team": OVER_BUDGET_TEAM,
+                "budget": f"{OVER_BUDGET_TEAM}-monthly",
+                "amount": over_budget,
+            },
             "idle_notebook": {
                 "run_id": nb.run_id,
                 "host": nb.nodes[0],
