@@ -24,8 +24,14 @@ def day_str(t: int) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
 
 
+#: pod reasons that mean the infrastructure failed the pod (dbt var k8s_infra_failure_reasons)
+K8S_INFRA_REASONS = ("Evicted", "NodeLost", "UnexpectedAdmissionError", "Preempting", "Shutdown")
+
+
 def failure_class(run: Run, fatal_runs: set[str]) -> str | None:
     if run.state in ("NODE_FAIL", "BOOT_FAIL", "PREEMPTED") or run.run_id in fatal_runs:
+        return "infra"
+    if run.pod_reason in K8S_INFRA_REASONS and run.state != "Succeeded":
         return "infra"
     if run.state in ("FAILED", "OUT_OF_MEMORY", "TIMEOUT", "Failed") or run.exit_code != 0:
         return "user"
