@@ -25,7 +25,8 @@ sync-dev: uv
 demo: sync
 	$(VENV)/bin/fleetledger demo
 
-# system packages the tests use (prometheus + promtool for the live-Prometheus DCGM test)
+# system packages the tests use (prometheus + promtool for the live-Prometheus DCGM test,
+# chromium for the browser tests in tests/browser/)
 system-deps:
 	bash .ci/install-system-deps.sh
 

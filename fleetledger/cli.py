@@ -1,4 +1,4 @@
-"""`fleetledger` command line: generate | run | demo | app | alerts | bench."""
+"""`fleetledger` command line: generate | run | demo | app | forecast | alerts | bench."""
 
 from __future__ import annotations
 
@@ -465,6 +465,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench_main(extra)
 
 
+def cmd_forecast(args: argparse.Namespace) -> int:
+    """The headline forecast and runway from the published warehouse (docs/forecasts.md)."""
+    from fleetledger.forecasting.report import ForecastUnavailable, print_forecast
+    from fleetledger.publish import published_path
+
+    try:
+        print_forecast(published_path(_home(args)), out)
+    except ForecastUnavailable as e:
+        raise CliError(str(e)) from None
+    return EXIT_OK
+
+
 def cmd_alerts(args: argparse.Namespace) -> int:
     """Evaluate the published warehouse's budgets and rules; send what is due (docs/alerts.md)."""
     from fleetledger.alerts.console import NoWarehouse, alerts_command, print_due
@@ -565,6 +577,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--home", metavar="DIR", help=home_help)
     p.add_argument("streamlit_args", nargs=argparse.REMAINDER, help="passed on to `streamlit run`")
     p.set_defaults(func=cmd_app)
+
+    p = sub.add_parser(
+        "forecast", help="the headline forecast: next 30/90 days' spend and GPU-hours, runway"
+    )
+    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.set_defaults(func=cmd_forecast)
 
     # every option goes to the benchmark's own parser (`fleetledger bench --help` is its help)
     p = sub.add_parser(

@@ -17,6 +17,7 @@ from orchestration.alert_assets import ALERT_KEYS, alert_assets
 from orchestration.checks import source_checks
 from orchestration.config_assets import config_assets
 from orchestration.dbt import build_dbt_assets, dbt_resource
+from orchestration.forecasts import FORECAST_KEYS, forecast_assets
 from orchestration.ingest_assets import build_ingest_assets
 from orchestration.partitions import partitions_for
 from orchestration.publish import publish_assets
@@ -52,6 +53,10 @@ def build_definitions(home: Path | None = None) -> Definitions:
         upstream = sorted((k for k in dbt.keys if k not in inner), key=lambda k: k.path)
     else:
         log.warning("dbt_project/dbt_project.yml not found: no dbt assets")
+    if dbt is not None:
+        # the forecasts read the marts; publish waits for them too
+        assets += forecast_assets(upstream, partitions_for(cfg))
+        upstream = [*upstream, *FORECAST_KEYS]
     if cfg is not None and dbt is not None:
         # budgets and alerts after the dbt build (and fct_forecast where the graph has it);
         # publish waits for them

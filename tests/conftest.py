@@ -85,8 +85,16 @@ def ground_truth(small_fleet: Path) -> dict:
 
 
 # A second, different fleet: another seed, fewer nodes (2 AWS, 1 GKE + a MIG/time-sliced GKE
-# node, 2 on-prem), 2 days.
-MIG_FLEET = {"days": 2, "seed": 2, "aws_nodes": 2, "gcp_nodes": 1, "onprem_nodes": 2, "mig": True}
+# node, 2 on-prem + an on-prem MIG node holding a Slurm MIG GRES job), 2 days.
+MIG_FLEET = {
+    "days": 2,
+    "seed": 2,
+    "aws_nodes": 2,
+    "gcp_nodes": 1,
+    "onprem_nodes": 2,
+    "mig": True,
+    "mig_gres": True,
+}
 
 
 def _run_fleet(home: Path, start: date, days: int) -> Path:

@@ -188,6 +188,34 @@ def test_scenarios_found(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     assert attempts == [(1, "PREEMPTED", "infra"), (2, "COMPLETED", None)]
 
 
+def test_rolling_update_and_evicted_pod(con: duckdb.DuckDBPyConnection, ground_truth: dict):
+    """Issue 12, items 1 and 2, in both fleets: the old vLLM pod, deleted at the rolling update
+    (no later dump shows it), ends when the new one starts on its GPUs, and the new pod holds
+    them whole from then on (its cost and GPU-seconds equal the truth, checked above for every
+    run); the evicted embed-batch pod is an infra failure."""
+    sc = ground_truth["scenarios"]
+    assert len(sc["rolling_update"]) == 1 and len(sc["evicted_pods"]) == 1
+    roll = sc["rolling_update"][0]
+    old = con.execute(
+        "select state, ended_at, failure_class from fct_runs where run_id = ?",
+        [roll["old_run_id"]],
+    ).fetchone()
+    assert old == ("Deleted", datetime.fromisoformat(roll["at"]), None)
+    new = con.execute(
+        "select started_at, ended_at from fct_runs where run_id = ?", [roll["new_run_id"]]
+    ).fetchone()
+    assert new == (datetime.fromisoformat(roll["at"]), None)
+    evicted = next(r for r in ground_truth["runs"] if r["run_id"] == sc["evicted_pods"][0])
+    assert evicted["failure_class"] == "infra"
+    got = con.execute(
+        "select r.state, r.failure_class, c.cost from fct_runs r join fct_run_costs c"
+        " using (run_id) where run_id = ?",
+        sc["evicted_pods"],
+    ).fetchone()
+    assert got[:2] == ("Failed", "infra")
+    assert abs(got[2] - evicted["cost"]) <= 0.01
+
+
 def test_mig_and_time_sliced_gpus(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     """MIG pods are sized in compute slices / 7; time-sliced pods split their GPU's seconds."""
     if not ground_truth.get("mig"):
@@ -212,6 +240,36 @@ def test_mig_and_time_sliced_gpus(con: duckdb.DuckDBPyConnection, ground_truth: 
     assert abs(held - exp) <= 1
     # while etl-shared-b also held the GPU, -a got half of it: less than its allocation
     assert held < shared[1] * 3600 - 3600
+
+
+def test_mig_gres_slurm_job(con: duckdb.DuckDBPyConnection, ground_truth: dict):
+    """Issue 12, item 4: the Slurm job asking `gres/gpu:1g.10gb=1` on the on-prem MIG node holds
+    1/7 of the GPU, not a whole one: 9 h 30 min x 1/7 = 1.357143 GPU-hours (its GPU-seconds and
+    cost equal the truth, checked above for every run), and its team's GPU-hours follow."""
+    if not ground_truth.get("mig_gres"):
+        pytest.skip("this fleet has no MIG GRES job")
+    (run_id,) = ground_truth["scenarios"]["mig_gres_jobs"]
+    truth = {r["run_id"]: r for r in ground_truth["runs"]}
+    assert truth[run_id]["gpu_seconds"] == pytest.approx(9.5 * 3600 / 7)
+    got = con.execute(
+        "select team, gpus, mig_slices, gpu_equivalents, gpu_hours from fct_runs where run_id = ?",
+        [run_id],
+    ).fetchone()
+    assert got[:3] == ("research", 0, 1)
+    assert got[3] == pytest.approx(1 / 7)
+    assert got[4] == pytest.approx(9.5 / 7)  # 1.357143, not the whole GPU's 9.5
+    held = con.execute(
+        "select busy_gpu_hours + allocated_idle_gpu_hours from fct_run_costs where run_id = ?",
+        [run_id],
+    ).fetchone()[0]
+    exp = truth[run_id]["busy_seconds"] + truth[run_id]["allocated_idle_seconds"]
+    assert abs(held * 3600 - exp) <= 1
+    # the team's allocated GPU-hours over the window: the truth's GPU-seconds of its runs
+    team = con.execute(
+        "select sum(allocated_gpu_hours) from fct_team_gpu_hours_daily where team = 'research'"
+    ).fetchone()[0]
+    want = sum(r["gpu_seconds"] for r in ground_truth["runs"] if r["team"] == "research")
+    assert abs(team * 3600 - want) <= 1
 
 
 def test_dimensions(con: duckdb.DuckDBPyConnection, ground_truth: dict):

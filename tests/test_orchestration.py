@@ -77,6 +77,11 @@ def test_asset_graph_has_one_asset_per_source(small_fleet: Path) -> None:
     assert AssetKey("fct_gpu_hours") in dbt_keys
     assert dbt_keys <= ancestors
     assert graph.get(AssetKey("fct_gpu_hours")).group_name == "marts"
+    # the forecasts run after the dbt marts they read and before publish
+    for name in ("fct_forecast", "fct_capacity"):
+        node = graph.get(AssetKey(name))
+        assert node.group_name == "forecasts"
+        assert AssetKey(name) in graph.get(WAREHOUSE_SNAPSHOT_KEY).parent_keys
     # budgets and alerts: after the dbt marts they read, before publish
     for key in ("fct_budget_status", "fct_alerts", "fct_alert_deliveries"):
         node = graph.get(AssetKey(key))

@@ -252,6 +252,16 @@ def _forecast_end(
         return none
     base = _sum(daily, start, trained)
     r = row.row(0, named=True)
+    if r["cum_lo_80"] is None or r["cum_hi_80"] is None:
+        # a series with one day of history has a forecast but no interval (docs/forecasts.md)
+        findings.append(
+            IngestFinding(
+                check,
+                f"budget {b.name}: the spend forecast of {scope} has no interval yet (too little "
+                "history); the forecast basis is skipped",
+            )
+        )
+        return none
     return (
         base + float(r["cum_yhat"]),
         base + float(r["cum_lo_80"]),

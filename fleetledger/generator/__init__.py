@@ -222,6 +222,7 @@ def generate(
     onprem_nodes: int = 4,
     hpc_job_labels: bool = True,
     mig: bool = False,
+    mig_gres: bool = False,
     dcgm_format: str | dict[str, str] = "prometheus_text",
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
@@ -243,6 +244,7 @@ def generate(
         gcp_nodes=gcp_nodes,
         onprem_nodes=onprem_nodes,
         mig=mig,
+        mig_gres=mig_gres,
     )
     fleet.hpc_job_labels = hpc_job_labels
     truth = Truth(fleet, IDLE_THRESHOLD, 2 * scrape_interval_s)
@@ -308,6 +310,7 @@ def generate(
         "hpc_job_labels": hpc_job_labels,
         "dcgm_format": dcgm_format,
         "mig": mig,
+        "mig_gres": mig_gres,
         "dcgm_lines": scrape_lines,
         "nodes": [
             {
@@ -387,6 +390,28 @@ def generate(
                 "start": M.iso(st.start),
                 "end": M.iso(st.end),
             },
+            # issue 12: the vLLM rolling update (the old pod deleted, the new one on its GPUs
+            # from then on) and the evicted embed-batch pod; empty when the window has none
+            "rolling_update": [
+                {
+                    "old_run_id": r.run_id,
+                    "new_run_id": new.run_id,
+                    "host": r.nodes[0],
+                    "at": M.iso(r.end),  # type: ignore[arg-type]
+                }
+                for r in fleet.runs
+                if r.deleted
+                for new in fleet.runs
+                if new.scheduler == "kubernetes"
+                and new.nodes == r.nodes
+                and new.start == r.end
+                and new.gpu_indices == r.gpu_indices
+            ],
+            "evicted_pods": [r.run_id for r in fleet.runs if r.pod_reason == "Evicted"],
+            # issue 12, item 4: the Slurm job holding a 1g.10gb MIG instance (mig_gres fleets)
+            "mig_gres_jobs": [
+                r.run_id for r in fleet.runs if r.scheduler == "slurm" and r.mig_profile
+            ],
         },
     }
     ground_truth.update(health_truth(fleet, truth, result["runs"]))

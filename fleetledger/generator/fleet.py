@@ -15,9 +15,15 @@ from fleetledger.generator.gke_runs import gke_runs, mig_runs
 from fleetledger.generator.gpu_calendar import Calendar
 from fleetledger.generator.incidents import bus_outage, health_events, scrape_gap, straggler
 from fleetledger.generator.model import DAY, Fleet, epoch
-from fleetledger.generator.nodes import build_nodes, hosts, mig_node, scrape_clock
+from fleetledger.generator.nodes import (
+    build_nodes,
+    hosts,
+    mig_node,
+    onprem_mig_node,
+    scrape_clock,
+)
 from fleetledger.generator.runs import RunBook
-from fleetledger.generator.slurm_runs import aws_runs, background, onprem_runs
+from fleetledger.generator.slurm_runs import aws_runs, background, mig_gres_run, onprem_runs
 
 
 def build_fleet(
@@ -30,6 +36,7 @@ def build_fleet(
     gcp_nodes: int = 2,
     onprem_nodes: int = 4,
     mig: bool = False,
+    mig_gres: bool = False,
 ) -> Fleet:
     """The fleet of `days` days from `start`, the same for the same arguments:
 
@@ -39,7 +46,9 @@ def build_fleet(
     3. the XID 79 outage of an on-prem node, and the two-node on-prem run it kills;
     4. the GKE pods (gke_runs.py): inference servers, the idle weekend notebook, batch pods;
        with `mig`, a MIG / time-sliced node and its pods;
-    5. background Slurm load around all of these, on AWS and on-prem;
+    5. background Slurm load around all of these, on AWS and on-prem; then, with `mig_gres`,
+       an on-prem MIG node and its Slurm job requesting a MIG GRES (`gres/gpu:1g.10gb=1`),
+       with no random draw, so the other runs are laid out as without it;
     6. the health events (incidents.py), at fixed times: no draws, no run changes.
     """
     if days < 2:
@@ -69,6 +78,11 @@ def build_fleet(
 
     background(book, "aws-hpc", aws, whole_nodes=False, per_day=32)
     background(book, "onprem", onprem, whole_nodes=True, per_day=11)
+    if mig_gres:
+        onode = onprem_mig_node(len(nodes))
+        nodes.append(onode)
+        book.calendar.add(onode)
+        mig_gres_run(book, onode.host)
 
     throttles, ecc_errors, row_remaps, gpu_faults = health_events(
         t0=t0,

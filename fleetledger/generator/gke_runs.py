@@ -2,13 +2,17 @@
 the order they are laid out:
 
 7. a 4-GPU vLLM inference server (GPUs 0-3) on every GKE node, up the whole window, with a
-   diurnal load;
+   diurnal load; the last node's is replaced by a rolling update 2 h after the later of the
+   first pod dump and the notebook's start (8), while the notebook holds the node's other GPUs:
+   the old pod is deleted (no later dump shows it, its fct_runs state is `Deleted`) and the new
+   pod starts on the same GPUs at once (none when the window has no such time);
 8. `jupyter-alice`: an interactive notebook holding GPUs 4-7 of the last GKE node idle over the
    weekend, from the window's first Friday 17:02:31 (day 1 17:02:31 when that Friday is less
    than 2 h before the window's end) to Monday 09:12:05 (still Running when that is past it);
 9. `embed-batch-*`: 2-GPU batch embedding pods on the first GKE node's free GPUs, the first from
    03:00 on day 1, each next one 1-3 h after the last one's start (at most 8 a day); the third
-   (`embed-batch-002`) is OOMKilled a third of the way in;
+   (`embed-batch-002`) is OOMKilled a third of the way in, the fifth (`embed-batch-004`)
+   evicted half way (pod reason `Evicted`, container `Error` 137: failure_class `infra`);
 10. with `mig=True`, on the MIG node (nodes.mig_node): a pod on every MIG instance but one
     (GPU 0's instance 3), and three ETL pods on the time-sliced GPUs, two of them sharing GPU 4.
 """
@@ -21,12 +25,32 @@ from fleetledger.generator.model import DAY, HOUR, Node, Run, stable_hex
 from fleetledger.generator.runs import RunBook
 
 
+def _rolling_update_at(t0: int, t1: int, nb_start: int, nb_end: int) -> int | None:
+    """When the last GKE node's vLLM server is replaced (7b): 2 h after the first pod dump (day
+    1 23:59:59, so a dump shows the old pod) or after the notebook starts, whichever is later,
+    while the notebook holds the node's other 4 GPUs (the new pod then needs the old pod's
+    GPUs); None when the window has no such time."""
+    at = max(nb_start, t0 + DAY) + 2 * HOUR
+    return at if at < min(nb_end, t1 - HOUR) else None
+
+
 def gke_runs(book: RunBook, gke: list[str], start: date) -> None:
     """Lay out pods 7-9 on the GKE nodes `gke`; the window starts on day `start`."""
     t0, t1, rng, days = book.t0, book.t1, book.rng, book.days
-    # 7. inference pods: a 4-GPU vLLM server per GKE node, up the whole window
+    # 8. (its times first) an interactive notebook holding 4 GPUs idle over the weekend
+    wd = start.weekday()
+    fri = t0 + ((4 - wd) % 7) * DAY
+    nb_start = fri + 17 * HOUR + 2 * 60 + 31
+    nb_end = fri + 3 * DAY + 9 * HOUR + 12 * 60 + 5
+    if nb_start >= t1 - 2 * HOUR:
+        nb_start = t0 + 17 * HOUR + 2 * 60 + 31
+    roll_at = _rolling_update_at(t0, t1, nb_start, nb_end)
+    # 7. inference pods: a 4-GPU vLLM server per GKE node, up the whole window; 7b. the last
+    # node's is replaced by a rolling update at `roll_at`: the old pod is deleted (no later dump
+    # shows it) and the new one starts on the same GPUs at once
     for i, host in enumerate(gke):
-        book.pod(
+        rolled = roll_at is not None and i == len(gke) - 1
+        server = book.pod(
             f"vllm-llama-70b-{stable_hex('vllm', i, n=10)}-{stable_hex('rs', i, n=5)}",
             "inference",
             "serving",
@@ -34,18 +58,30 @@ def gke_runs(book: RunBook, gke: list[str], start: date) -> None:
             host,
             [0, 1, 2, 3],
             t0 + 17 * 60 + 11 * i,
-            None,
-            "Running",
+            roll_at if rolled else None,
+            "Deleted" if rolled else "Running",
             profile="diurnal",
             labels={"app": "vllm", "team": "serving"},
+            deleted=rolled,
         )
-    # 8. an interactive notebook holding 4 GPUs idle over the weekend (Fri 17:00 -> Mon 09:00)
-    wd = start.weekday()
-    fri = t0 + ((4 - wd) % 7) * DAY
-    nb_start = fri + 17 * HOUR + 2 * 60 + 31
-    nb_end = fri + 3 * DAY + 9 * HOUR + 12 * 60 + 5
-    if nb_start >= t1 - 2 * HOUR:
-        nb_start = t0 + 17 * HOUR + 2 * 60 + 31
+        if rolled and roll_at is not None:
+            # the same server: its load, and a wait of 5 s given rather than drawn, so that the
+            # replacement draws nothing and every later run of the fleet is laid out as before
+            book.pod(
+                f"vllm-llama-70b-{stable_hex('vllm2', i, n=10)}-{stable_hex('rs2', i, n=5)}",
+                "inference",
+                "serving",
+                "inference",
+                host,
+                [0, 1, 2, 3],
+                roll_at,
+                None,
+                "Running",
+                util=server.util_mean,
+                profile="diurnal",
+                labels={"app": "vllm", "team": "serving"},
+                wait=5,
+            )
     book.pod(
         "jupyter-alice",
         "research-notebooks",
@@ -68,8 +104,8 @@ def gke_runs(book: RunBook, gke: list[str], start: date) -> None:
         st, host, idx = book.place(gke[:1], 2, bt, dur)
         if st + dur >= t1:
             break
-        oom = k == 2
-        end_t = st + (dur // 3 if oom else dur)
+        oom, evicted = k == 2, k == 4
+        end_t = st + (dur // 3 if oom else dur // 2 if evicted else dur)
         book.pod(
             f"embed-batch-{k:03d}",
             "data-eng",
@@ -79,9 +115,10 @@ def gke_runs(book: RunBook, gke: list[str], start: date) -> None:
             idx,
             st,
             end_t,
-            "Failed" if oom else "Succeeded",
-            exit_code=137 if oom else 0,
+            "Failed" if oom or evicted else "Succeeded",
+            exit_code=137 if oom or evicted else 0,
             labels={"app": "embedder", "team": "data"},
+            pod_reason="Evicted" if evicted else None,
         )
         bt = st + int(rng.integers(1, 4)) * HOUR
         k += 1

@@ -141,6 +141,10 @@ class Run:
     mig_instance: str | None = None  # GPU_I_ID of the MIG instance the pod holds
     mig_profile: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
+    # Kubernetes: the pod's own status.reason (`Evicted`, `NodeLost`); `deleted`: the pod object
+    # was deleted at `end` while it ran (a rolling update), so no dump from then on shows it
+    pod_reason: str | None = None
+    deleted: bool = False
 
     @property
     def run_id(self) -> str:

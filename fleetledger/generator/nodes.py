@@ -1,5 +1,6 @@
 """The fleet's nodes: AWS p5 instances, GKE a3 nodes, on-prem DGX boxes and the optional
-MIG node, and when each node's exporter is scraped. No random draws.
+MIG nodes (a GKE one and, with a MIG GRES job, an on-prem one), and when each node's exporter
+is scraped. No random draws.
 """
 
 from __future__ import annotations
@@ -75,6 +76,23 @@ def mig_node(seed: int, index: int) -> Node:
         sample_offset=(17 * index + 9) % 60,
         mig={0: layout, 1: layout, 2: layout, 3: layout[:2]},
         time_sliced=(4, 5),
+    )
+
+
+def onprem_mig_node(index: int) -> Node:
+    """The `mig_gres=True` fleet's extra on-prem DGX, the `index`-th node of the fleet, in the
+    Slurm cluster `onprem`: GPU 0 split into MIG instances 3g.40gb (GPU_I_ID 1), 2g.20gb (2) and
+    1g.10gb (3), GPUs 1-7 whole. No background job is placed on it (the fleet adds it after the
+    background load): it holds only the MIG GRES job (slurm_runs.mig_gres_run)."""
+    return Node(
+        host="dgx-mig-01",
+        provider="onprem",
+        site="dc1",
+        instance_type="dgx-h100",
+        resource_id="dgx-mig-01",
+        cluster="onprem",
+        sample_offset=(13 * index + 5) % 60,
+        mig={0: [("1", "3g.40gb"), ("2", "2g.20gb"), ("3", "1g.10gb")]},
     )
 
 

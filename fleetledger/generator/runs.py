@@ -4,7 +4,7 @@ the calendar so that later runs are placed around it.
 The random draws of the whole layout come from one seeded generator (`RunBook.rng`), in the
 order `fleet.build_fleet` lays the runs out: a change in that order changes every file. A Slurm
 run draws its queue wait (unless given) and then its utilisation (unless given); a pod draws
-its wait and then its utilisation (unless given).
+its wait (unless given) and then its utilisation (unless given).
 """
 
 from __future__ import annotations
@@ -145,11 +145,14 @@ class RunBook:
         labels: dict[str, str] | None = None,
         mig: tuple[str, str] | None = None,
         reserve: bool = True,
+        pod_reason: str | None = None,
+        deleted: bool = False,
+        wait: int | None = None,
     ) -> Run:
         """A pod holding GPUs `idx` of `host` (or MIG instance `mig` of GPU idx[0]); `reserve`
         keeps other placements off its GPUs (MIG and time-sliced GPUs are shared on purpose)."""
         uid = stable_uuid(self.seed, "pod", name, start_t)
-        wait = int(self.rng.integers(5, 300))
+        wait = int(self.rng.integers(5, 300)) if wait is None else wait
         r = Run(
             scheduler="kubernetes",
             cluster="gke-ml",
@@ -176,6 +179,8 @@ class RunBook:
             labels=labels or {},
             mig_instance=mig[0] if mig else None,
             mig_profile=mig[1] if mig else None,
+            pod_reason=pod_reason,
+            deleted=deleted,
         )
         self.runs.append(r)
         if reserve:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from fleetledger.generator.model import DAY, Fleet, Run, iso
 
@@ -63,7 +64,14 @@ def sacct_line(run: Run, snapshot: int) -> str:
     nn = max(len(run.nodes), 1)
     ncpu = 12 * k * nn
     mem = f"{120 * k * nn}G"
-    req_tres = f"billing={ncpu},cpu={ncpu},gres/gpu={k * nn},mem={mem},node={nn}"
+    # GPUs as sacct prints them: whole H100s typed `h100`; a MIG instance typed by its profile,
+    # the untyped count including it (Slurm with AutoDetect=nvml on a MIG-enabled GPU)
+    gres = f"gres/gpu:h100={k * nn},gres/gpu={k * nn}"
+    req_gres = f"gres/gpu={k * nn}"
+    if run.mig_profile:
+        ncpu, mem = 2, "16G"
+        gres = req_gres = f"gres/gpu:{run.mig_profile}=1,gres/gpu=1"
+    req_tres = f"billing={ncpu},cpu={ncpu},{req_gres},mem={mem},node={nn}"
     pending = run.start is None or run.start >= snapshot
     running = not pending and (run.end is None or run.end > snapshot)
     if pending:
@@ -78,10 +86,7 @@ def sacct_line(run: Run, snapshot: int) -> str:
         end = None if running else run.end
         elapsed = (snapshot if running else run.end) - run.start  # type: ignore[operator]
         state = "RUNNING" if running else run.state
-        alloc_tres = (
-            f"billing={ncpu},cpu={ncpu},gres/gpu:h100={k * nn},gres/gpu={k * nn},"
-            f"mem={mem},node={nn}"
-        )
+        alloc_tres = f"billing={ncpu},cpu={ncpu},{gres},mem={mem},node={nn}"
         nodelist = hostlist(run.nodes)
         exit_code = "0:0" if running else f"{run.exit_code}:0"
     timelimit = "2-00:00:00" if run.kind == "training" else "12:00:00"
@@ -145,7 +150,11 @@ def _pod_json(run: Run, snapshot: int) -> dict:
     finished = run.end is not None and run.end <= snapshot
     if finished:
         reason = (
-            "OOMKilled" if run.exit_code == 137 else ("Error" if run.exit_code else "Completed")
+            "Error"  # an evicted pod's container is killed: the pod's reason explains it
+            if run.pod_reason
+            else "OOMKilled"
+            if run.exit_code == 137
+            else ("Error" if run.exit_code else "Completed")
         )
         phase = "Failed" if run.exit_code else "Succeeded"
         state = {
@@ -160,6 +169,22 @@ def _pod_json(run: Run, snapshot: int) -> dict:
     else:
         phase = "Running"
         state = {"running": {"startedAt": iso(run.start)}}  # type: ignore[arg-type]
+    status: dict[str, Any] = {
+        "phase": phase,
+        "hostIP": "10.128.0.12",
+        "startTime": iso(run.start),  # type: ignore[arg-type]
+        "containerStatuses": [
+            {
+                "name": container,
+                "ready": not finished,
+                "restartCount": 0,
+                "state": state,
+            }
+        ],
+    }
+    if finished and run.pod_reason:
+        status["reason"] = run.pod_reason
+        status["message"] = "The node was low on resource: memory."
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -183,19 +208,7 @@ def _pod_json(run: Run, snapshot: int) -> dict:
                 }
             ],
         },
-        "status": {
-            "phase": phase,
-            "hostIP": "10.128.0.12",
-            "startTime": iso(run.start),  # type: ignore[arg-type]
-            "containerStatuses": [
-                {
-                    "name": container,
-                    "ready": not finished,
-                    "restartCount": 0,
-                    "state": state,
-                }
-            ],
-        },
+        "status": status,
     }
 
 
@@ -209,7 +222,11 @@ def write_pods(fleet: Fleet, out_dir: Path) -> None:
         items = [
             _pod_json(r, snap)
             for r in pods
-            if r.start is not None and r.start <= snap and (r.end is None or r.end >= a)
+            if r.start is not None
+            and r.start <= snap
+            and (r.end is None or r.end >= a)
+            # a deleted pod is in no dump taken after it was deleted
+            and not (r.deleted and r.end is not None and r.end <= snap)
         ]
         day = datetime.fromtimestamp(a, UTC).strftime("%Y-%m-%d")
         doc = {

@@ -19,6 +19,11 @@ On-prem (`onprem`, whole nodes, no `hpc_job` labels):
 6. `moe-ablation-3`: a two-node training run (dgx-03 and dgx-04 in the default fleet) that
    ends NODE_FAIL when its first node falls off the bus (XID 79, incidents.py).
 
+11. with `mig_gres=True`, `mig-eval-1g`: a job on the on-prem MIG node (nodes.onprem_mig_node)
+    requesting `gres/gpu:1g.10gb=1`, on GPU 0's 1g.10gb instance from 06:00 on day 1 for
+    9 h 30 min: it holds 1/7 of that GPU. Laid out after the background load, its wait and load
+    given: it takes no random draw and moves no other run.
+
 (5 is the scrape gap and 7-10 the GKE pods: incidents.py, gke_runs.py.)
 """
 
@@ -260,3 +265,27 @@ def background(
         )
         book.hold(r)
         t += int(rng.exponential(DAY / per_day))
+
+
+def mig_gres_run(book: RunBook, host: str) -> Run:
+    """Lay out run 11 on the on-prem MIG node `host` (GPU 0, MIG instance 3, 1g.10gb)."""
+    start = book.t0 + 6 * HOUR
+    run = book.slurm_run(
+        "onprem",
+        "research",
+        "research",
+        "pnovak",
+        "mig",
+        "batch",
+        "mig-eval-1g",
+        [host],
+        0,
+        {host: [0]},
+        start,
+        start + 9 * HOUR + 30 * 60,
+        "COMPLETED",
+        wait=95,
+        util=0.62,
+    )
+    run.mig_instance, run.mig_profile = "3", "1g.10gb"
+    return run

@@ -24,8 +24,14 @@ def day_str(t: int) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d")
 
 
+#: pod reasons that mean the infrastructure failed the pod (dbt var k8s_infra_failure_reasons)
+K8S_INFRA_REASONS = ("Evicted", "NodeLost", "UnexpectedAdmissionError", "Preempting", "Shutdown")
+
+
 def failure_class(run: Run, fatal_runs: set[str]) -> str | None:
     if run.state in ("NODE_FAIL", "BOOT_FAIL", "PREEMPTED") or run.run_id in fatal_runs:
+        return "infra"
+    if run.pod_reason in K8S_INFRA_REASONS and run.state != "Succeeded":
         return "infra"
     if run.state in ("FAILED", "OUT_OF_MEMORY", "TIMEOUT", "Failed") or run.exit_code != 0:
         return "user"
@@ -165,6 +171,8 @@ class Truth:
             energy = np.where(covered, s.power_w[idx_c], 0.0)
             per["energy_wh"] += np.bincount(hours, weights=energy, minlength=self.n_hours) / 3600.0
             self.gpu_meta[s.uuid] = (s.host, s.gpu)
+        else:
+            energy = np.zeros(secs_n)
         # what each run held, by hour and state, split equally between concurrent holders
         share = np.where(n_holders > 0, 1.0 / np.maximum(n_holders, 1), 0.0) * fraction
         for holders in (h1, h2):
@@ -181,6 +189,12 @@ class Truth:
                 )
                 for k in range(4)
             ]
+            # the GPU energy of the covered seconds it held (Wh), split like its seconds
+            per_state.append(
+                np.bincount(key, weights=energy[m] * share[m] / 3600.0, minlength=size).reshape(
+                    runs.size, self.n_hours
+                )
+            )
             for j, i in enumerate(runs):
                 arr = np.stack([ps[j] for ps in per_state], axis=1)
                 rk = (int(i), s.host)
@@ -275,7 +289,7 @@ class Truth:
                     fatal_runs.add(r.run_id)
         runs = []
         for i, r in enumerate(f.runs):
-            busy = aidle = down = 0.0
+            busy = aidle = down = energy_wh = 0.0
             cost = aidle_cost = since_checkpoint_cost = 0.0
             for h in r.nodes:
                 arr = self.run_secs.get((i, h))
@@ -285,6 +299,7 @@ class Truth:
                 busy += float(arr[:, 0].sum())
                 aidle += float(arr[:, 1].sum())
                 down += float(arr[:, 3].sum())
+                energy_wh += float(arr[:, 4].sum())
                 cost += float(((arr[:, 0] + arr[:, 1]) * rate).sum())
                 aidle_cost += float((arr[:, 1] * rate).sum())
                 lost_secs = self.run_lost.get((i, h))
@@ -323,6 +338,7 @@ class Truth:
                     "busy_seconds": busy,
                     "allocated_idle_seconds": aidle,
                     "down_seconds": down,
+                    "energy_wh": energy_wh,
                     "cost": cost,
                     "allocated_idle_cost": aidle_cost,
                     "last_checkpoint_at": None if ckpt_us is None else iso_us(ckpt_us),

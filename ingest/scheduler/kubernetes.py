@@ -76,11 +76,31 @@ def _pod_mig_slices(spec: dict[str, Any]) -> int:
     return total
 
 
+def _pod_reason(status: dict[str, Any]) -> str | None:
+    """Why the pod as a whole stopped, when Kubernetes says so: `status.reason` (`Evicted`,
+    `NodeLost`, `UnexpectedAdmissionError`, `Preempting`, `Shutdown`), else the reason of a
+    `DisruptionTarget` condition that is True (`PreemptionByScheduler`,
+    `DeletionByTaintManager`, `EvictionByEvictionAPI`, `TerminationByKubelet`)."""
+    if status.get("reason"):
+        return str(status["reason"])
+    for c in status.get("conditions") or []:
+        if (
+            isinstance(c, dict)
+            and c.get("type") == "DisruptionTarget"
+            and str(c.get("status")) == "True"
+            and c.get("reason")
+        ):
+            return str(c["reason"])
+    return None
+
+
 def _termination(status: dict[str, Any]) -> tuple[datetime | None, int | None, str | None]:
-    """finished_at, exit_code, reason: when every container has terminated."""
+    """finished_at, exit_code, reason: when every container has terminated. The pod-level
+    reason (an eviction, a lost node) explains the pod before its containers' reasons do: an
+    evicted pod's containers end with `Error` or `ContainerStatusUnknown`."""
     statuses = status.get("containerStatuses") or []
     terminated = [((s.get("state") or {}).get("terminated")) for s in statuses]
-    reason = status.get("reason") or None  # pod-level, e.g. Evicted
+    reason = _pod_reason(status)
     if not statuses or any(t is None for t in terminated):
         return None, None, reason
     finished = [_ts(t.get("finishedAt"), "finishedAt") for t in terminated]
@@ -96,7 +116,7 @@ def _termination(status: dict[str, Any]) -> tuple[datetime | None, int | None, s
     return (
         finished_at,
         (int(exit_code) if exit_code is not None else None),
-        (chosen.get("reason") or reason),
+        (reason or chosen.get("reason")),
     )
 
 
@@ -115,6 +135,8 @@ def _row(pod: Any, snapshot_at: datetime) -> dict[str, Any]:
         if not isinstance(pod.get(part), dict) or not pod[part]:
             raise _PodError(f"{who} has no {part}")
     spec, status = pod["spec"], pod["status"]
+    owners = [o for o in meta.get("ownerReferences") or [] if isinstance(o, dict)]
+    owner = next((o for o in owners if o.get("controller")), owners[0] if owners else {})
     finished_at, exit_code, reason = _termination(status)
     times = [
         ("creationTimestamp", _ts(meta.get("creationTimestamp"), "creationTimestamp")),
@@ -140,6 +162,9 @@ def _row(pod: Any, snapshot_at: datetime) -> dict[str, Any]:
         "labels": json.dumps(meta.get("labels") or {}, sort_keys=True),
         "exit_code": exit_code,
         "reason": reason,
+        "owner_kind": owner.get("kind"),
+        "owner_name": owner.get("name"),
+        "owner_uid": owner.get("uid"),
     }
 
 

@@ -8,9 +8,17 @@ says how many series were summed). Parsing is vectorised the way ingest/telemetr
 parses DCGM scrapes (its line reader, sample regex and label unescaping are reused): lines are
 filtered by metric name as strings first, so a full kube-state-metrics scrape costs one pass.
 
-Rejected (quarantine, with the reason): a sample line of the metric that does not parse, a value
-that is not a whole number ≥ 0, a sample without `namespace` or `pod`, and a container series
-repeated at the same time.
+Each row also carries what the scrape says about the pod (null when it lacks the metric), so runs
+can be built from kube-state-metrics alone when no pod dumps are configured: `phase` (the
+`kube_pod_status_phase{phase}` series whose value is 1), `created_at` / `started_at` /
+`finished_at` (`kube_pod_created`, `kube_pod_start_time`, `kube_pod_completion_time`: Unix
+seconds), `reason` (the `kube_pod_status_reason{reason}` series whose value is 1: Evicted,
+NodeLost, …) and `owner_kind` / `owner_name` (`kube_pod_owner`, the controller first). They are
+taken from the latest sample of the pod (namespace, pod) at or before the request's time.
+
+Rejected (quarantine, with the reason): a sample line of the metric, or of one of those pod
+metrics, that does not parse, a value that is not a number (a request that is not a whole number
+≥ 0), a sample without `namespace` or `pod`, and a container series repeated at the same time.
 
 Options: `cluster`; `scrape_time` (the time of samples without a timestamp; default the file's
 mtime); `metric` (default `kube_pod_container_resource_requests`; e.g. `…_limits`); `resource`
@@ -27,6 +35,7 @@ import polars as pl
 
 from ingest.core.common import ReadResult, quarantine_from
 from ingest.core.errors import IngestError
+from ingest.core.findings import IngestFinding
 from ingest.core.landing import empty_quarantine, polars_schema
 from ingest.core.text import quarantine_invalid_lines
 from ingest.telemetry.dcgm import _SLOW_LINE, _VALUE, _default_time, _unescape, text_lines
@@ -35,6 +44,25 @@ TABLE = "k8s_gpu_requests"
 METRIC = "kube_pod_container_resource_requests"
 RESOURCE = "nvidia_com_gpu"
 _LABELS = ("namespace", "pod", "uid", "container", "node", "resource")
+#: pod-level metrics read beside the requests (module docstring)
+POD_METRICS = (
+    "kube_pod_status_phase",
+    "kube_pod_created",
+    "kube_pod_start_time",
+    "kube_pod_completion_time",
+    "kube_pod_status_reason",
+    "kube_pod_owner",
+)
+_INFO_LABELS = ("namespace", "pod", "phase", "reason", "owner_kind", "owner_name")
+_INFO_COLUMNS = (
+    "phase",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "reason",
+    "owner_kind",
+    "owner_name",
+)
 
 
 def _resource_name(value: str | pl.Expr) -> Any:
@@ -72,9 +100,13 @@ def parse_ksm(
         lines = text_lines(data)
     except (OSError, pl.exceptions.PolarsError) as err:
         raise IngestError(f"not readable text: {err}".splitlines()[0], file=file) from None
+    info_lines = lines.filter(
+        pl.any_horizontal(pl.col("line").str.starts_with(m + "{") for m in POD_METRICS)
+    )
     lines = lines.filter(pl.col("line").str.starts_with(metric + "{"))
     if lines.height == 0:
         return empty
+    info, info_bad = _pod_info(info_lines, default_time)
     g = pl.col("line").str.extract_groups(_SLOW_LINE)
     df = lines.with_columns(g=g).select(
         "x_line_number",
@@ -141,12 +173,152 @@ def parse_ksm(
             cluster=pl.lit(cluster, pl.String),
             resource=pl.lit("nvidia.com/gpu" if resource == RESOURCE else resource, pl.String),
         )
-        .sort("x_line_number")
-        .select(list(schema))
-        .cast(dict(schema))  # type: ignore[arg-type]
     )
-    quarantine = quarantine_from(bad, pl.col("reason"), pl.col("line"))
-    return ReadResult(rows, quarantine, files=[file])
+    rows = (
+        _with_pod_info(rows, info).sort("x_line_number").select(list(schema)).cast(dict(schema))  # type: ignore[arg-type]
+    )
+    bad = pl.concat(
+        [bad.select("x_line_number", "line", "reason"), info_bad], how="vertical_relaxed"
+    ).sort("x_line_number")
+    quarantine = quarantine_from(
+        bad.with_columns(x_source=pl.lit(source), x_source_file=pl.lit(file)),
+        pl.col("reason"),
+        pl.col("line"),
+    )
+    return ReadResult(rows, quarantine, files=[file], warnings=_start_findings(rows, file))
+
+
+#: the check of the finding below (docs/landing.md, "Kubernetes")
+START_MISSING = "ksm_pod_start_missing"
+
+
+def _start_findings(rows: pl.DataFrame, file: str) -> list[IngestFinding]:
+    """A `warning` when pods that request GPUs and are not Pending have no kube_pod_start_time
+    in the whole scrape: runs built from kube-state-metrics (a cluster without pod dumps) cannot
+    start them, so their GPU time counts as unallocated."""
+    if rows.height == 0:
+        return []
+    pods = rows.group_by("namespace", "pod").agg(
+        started=pl.col("started_at").is_not_null().any(),
+        pending=(pl.col("phase") == "Pending").fill_null(False).all(),
+        gpus=pl.col("gpus").max(),
+    )
+    missing = pods.filter(~pl.col("started") & ~pl.col("pending") & (pl.col("gpus") > 0))
+    if missing.height == 0:
+        return []
+    first = missing.sort("namespace", "pod").row(0, named=True)
+    return [
+        IngestFinding(
+            START_MISSING,
+            f"{missing.height} pods requesting GPUs have no kube_pod_start_time in {file} "
+            f"(first: {first['namespace']}/{first['pod']}): runs built from kube-state-metrics "
+            "cannot start them, so their GPU time counts as unallocated",
+            "warning",
+            count=missing.height,
+        )
+    ]
+
+
+def _epoch(col: str) -> pl.Expr:
+    """Unix seconds (a float sample value) as a UTC timestamp."""
+    return (
+        (pl.col(col) * 1_000_000).round(0).cast(pl.Int64).cast(pl.Datetime("us"))
+    ).dt.replace_time_zone("UTC")
+
+
+def _pod_info(lines: pl.DataFrame, default_time: datetime) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The pod metrics of the scrape, one row per (time, namespace, pod) with the columns of
+    `_INFO_COLUMNS`, and their rejected lines (`x_line_number`, `line`, `reason`)."""
+    g = pl.col("line").str.extract_groups(_SLOW_LINE)
+    default_us = int(default_time.timestamp() * 1_000_000)
+    df = (
+        lines.with_columns(g=g)
+        .select(
+            "x_line_number",
+            "line",
+            name=pl.col("g").struct.field("1"),
+            inner=pl.col("g").struct.field("2"),
+            v=pl.col("g").struct.field("3"),
+            t=pl.col("g").struct.field("4"),
+        )
+        .with_columns(
+            value=pl.col("v").cast(pl.Float64, strict=False),
+            ts=pl.col("t").cast(pl.Int64, strict=False),
+            controller=_label("owner_is_controller"),
+            **{k: _label(k) for k in _INFO_LABELS},
+        )
+        .with_columns(
+            time=(pl.col("ts") * 1000)
+            .fill_null(default_us)
+            .cast(pl.Datetime("us"))
+            .dt.replace_time_zone("UTC")
+        )
+    )
+    reason = (
+        pl.when(pl.col("name").is_null() | ~pl.col("name").is_in(POD_METRICS))
+        .then(pl.lit("unparseable sample line"))
+        .when(pl.col("value").is_null() | pl.col("value").is_nan())
+        .then(pl.format("value is not a number: {}", pl.col("v")))
+        .when(pl.col("t").is_not_null() & pl.col("ts").is_null())
+        .then(pl.format("timestamp is not an integer: {}", pl.col("t")))
+        .when(pl.col("namespace").is_null() | pl.col("pod").is_null())
+        .then(pl.lit("sample has no namespace or pod label"))
+        .otherwise(None)
+    )
+    # `reason` is a label of kube_pod_status_reason: the rejection goes in `why`
+    df = df.with_columns(why=reason)
+    bad = df.filter(pl.col("why").is_not_null()).select(
+        "x_line_number", "line", reason=pl.col("why")
+    )
+    good = df.filter(pl.col("why").is_null())
+    one = pl.col("value") == 1
+
+    def pick(metric: str, expr: pl.Expr, when: pl.Expr | None = None) -> pl.Expr:
+        cond = pl.col("name") == metric
+        if when is not None:
+            cond = cond & when
+        return expr.filter(cond).first()
+
+    info = (
+        # the controller owner first, else in line order
+        good.sort(pl.col("controller").fill_null("") != "true", "x_line_number")
+        .group_by("time", "namespace", "pod")
+        .agg(
+            pick("kube_pod_status_phase", pl.col("phase"), one).alias("phase"),
+            pick("kube_pod_created", pl.col("value")).alias("created"),
+            pick("kube_pod_start_time", pl.col("value")).alias("started"),
+            pick("kube_pod_completion_time", pl.col("value")).alias("finished"),
+            pick("kube_pod_status_reason", pl.col("reason"), one).alias("reason"),
+            pick("kube_pod_owner", pl.col("owner_kind")).alias("owner_kind"),
+            pick("kube_pod_owner", pl.col("owner_name")).alias("owner_name"),
+        )
+        .with_columns(
+            created_at=_epoch("created"),
+            started_at=_epoch("started"),
+            finished_at=_epoch("finished"),
+        )
+        .select("time", "namespace", "pod", *_INFO_COLUMNS)
+        .sort("time")
+    )
+    return info, bad
+
+
+def _with_pod_info(rows: pl.DataFrame, info: pl.DataFrame) -> pl.DataFrame:
+    """`rows` with the latest pod metrics of each pod at or before the row's time."""
+    if info.height == 0:
+        return rows.with_columns(
+            pl.lit(None, pl.String).alias("phase"),
+            pl.lit(None, pl.Datetime("us", "UTC")).alias("created_at"),
+            pl.lit(None, pl.Datetime("us", "UTC")).alias("started_at"),
+            pl.lit(None, pl.Datetime("us", "UTC")).alias("finished_at"),
+            pl.lit(None, pl.String).alias("reason"),
+            pl.lit(None, pl.String).alias("owner_kind"),
+            pl.lit(None, pl.String).alias("owner_name"),
+        )
+    # both sides are sorted by time (polars cannot check that within the `by` groups)
+    return rows.sort("time").join_asof(
+        info, on="time", by=["namespace", "pod"], strategy="backward", check_sortedness=False
+    )
 
 
 def read_ksm(path: str | Path, *, source: str, options: dict[str, Any] | None = None) -> ReadResult:

@@ -83,6 +83,11 @@ TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("exit_code", I64),
         ("reason", STR),
         ("snapshot_at", TS),
+        # the controller of the pod (metadata.ownerReferences): how a pod joins its Kueue
+        # workload
+        ("owner_kind", STR),
+        ("owner_name", STR),
+        ("owner_uid", STR),
     ],
     "kueue_workloads": [
         ("cluster", STR),
@@ -126,6 +131,16 @@ TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
         ("resource", STR),
         ("containers", I64),
         ("gpus", I64),
+        # what the scrape says about the pod at that time (kube_pod_status_phase,
+        # kube_pod_created, kube_pod_start_time, kube_pod_completion_time,
+        # kube_pod_status_reason, kube_pod_owner): null when the scrape lacks the metric
+        ("phase", STR),
+        ("created_at", TS),
+        ("started_at", TS),
+        ("finished_at", TS),
+        ("reason", STR),
+        ("owner_kind", STR),
+        ("owner_name", STR),
     ],
     # one row per checkpoint marker line of a job log file (ingest/scheduler/run_logs.py)
     "run_log_checkpoints": [

@@ -17,9 +17,13 @@ The node `a100-1` (2 GPUs, GCP, us-central1) on 2026-11-17 (the accounted day):
   unused.
 - 03:00: 1 GPU-hour at $2.93, covered (−2.93), by the 2-GPU commitment at $1.84: the row takes
   1/2 of the fee, $0.92 (node hour $0.92, $0.46 per GPU); the other $0.92 is unused commitment.
-Bill: billed = effective total = 2.32 + 2.32 + 4.60 + 1.84 = $11.08 (amortising moves money
+- 04:00: 2 GPU-hours at $5.86, covered (CUD −5.86), but no fee row of that hour is in the
+  landed bill (the commitment bills elsewhere): the node hour nets to $0, and data health says
+  so: `cud_without_commitment_fee:0000-AAAA:ml` (warning), 1 line, credits −5.86 USD, from
+  04:00 to 05:00.
+Bill: billed = effective total = 2.32 + 2.32 + 4.60 + 1.84 + 0 = $11.08 (amortising moves money
 between lines, never adds any); unattributed (no node) effective = 2.32 + 0.92 = $3.24, the
-unused commitment; node = 2.32 + 4.60 + 0.92 = $7.84; 7.84 + 3.24 = 11.08.
+unused commitment; node = 2.32 + 4.60 + 0.92 + 0 = $7.84; 7.84 + 3.24 = 11.08.
 """
 
 from __future__ import annotations
@@ -88,6 +92,8 @@ EXPORT = [
     # 03:00 one GPU-hour against a 2-GPU commitment
     row(3, GPU_SKU, 2.93, 1, -2.93, True),
     row(3, GPU_FEE, 1.84, 2, None, False),
+    # 04:00 covered usage whose commitment fee is not in this export
+    row(4, GPU_SKU, 5.86, 2, -5.86, True),
 ]
 
 
@@ -115,7 +121,11 @@ def con(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
     assert (report.rows_landed, report.rows_quarantined) == (len(EXPORT), 0)
     write_config_tables(cfg, home)
     record_accounted_days(home, [DAY])
-    dbt_build(home, "+fct_gpu_hours +fct_billing", exclude="test_type:singular")
+    dbt_build(
+        home,
+        "+fct_gpu_hours +fct_billing +int_data_health_findings",
+        exclude="test_type:singular",
+    )
     c = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
     c.execute("set TimeZone = 'UTC'")
     yield c
@@ -123,11 +133,12 @@ def con(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
 
 
 def test_cud_credits_land_apart(con: duckdb.DuckDBPyConnection) -> None:
-    """The reader keeps the COMMITTED_USAGE_DISCOUNT credits apart: −5.86 − 0.75 − 2.93 − 2.93."""
+    """The reader keeps the COMMITTED_USAGE_DISCOUNT credits apart:
+    −5.86 − 0.75 − 2.93 − 2.93 − 5.86 = −18.33."""
     got = con.execute(
         "select sum(credits_cud_amount) from staging.stg_gcp_billing__lines"
     ).fetchone()[0]
-    assert got == pytest.approx(-12.47)
+    assert got == pytest.approx(-18.33)
 
 
 def test_covered_node_costs_what_the_commitment_costs(con: duckdb.DuckDBPyConnection) -> None:
@@ -135,7 +146,7 @@ def test_covered_node_costs_what_the_commitment_costs(con: duckdb.DuckDBPyConnec
         h.hour: cost
         for h, cost in con.execute(
             "select hour, sum(cost) / count(*) from fct_gpu_hours where host = 'a100-1' "
-            "and hour < timestamp '2026-11-17 04:00:00+00' group by hour"
+            "and hour < timestamp '2026-11-17 05:00:00+00' group by hour"
         ).fetchall()
     }
     assert hours == {
@@ -143,6 +154,7 @@ def test_covered_node_costs_what_the_commitment_costs(con: duckdb.DuckDBPyConnec
         1: pytest.approx(0.0),  # stopped: its fees are unused commitment, not the node's
         2: pytest.approx(2.30),  # (5.86 − 2.93 + 0.92 + 0.75) / 2
         3: pytest.approx(0.46),  # 1.84 × 1/2 / 2
+        4: pytest.approx(0.0),  # 5.86 − 5.86, no fee landed: reported by data health (below)
     }
     # list cost is what the usage lists at, commitment or not: (5.86 + 0.75) / 2 at 00:00
     list_00 = con.execute(
@@ -172,3 +184,25 @@ def test_bill_total_unchanged_and_unused_commitment_unattributed(
         "where \"ChargeCategory\" = 'Purchase' group by 1 order by 1"
     ).fetchall()
     assert [(t.hour, round(c, 6)) for t, c in fees] == [(0, 0.0), (1, 2.32), (2, 0.0), (3, 0.92)]
+
+
+def test_cud_without_a_landed_fee_is_a_finding(con: duckdb.DuckDBPyConnection) -> None:
+    """Only the 04:00 row's credit has no fee row of its pool (the 00:00-03:00 credits all have
+    one): one warning naming the billing account, the project, the hours and −5.86 USD."""
+    got = con.execute(
+        "select source, cast(day as varchar), check_name, severity, count, message "
+        "from intermediate.int_data_health_findings "
+        "where check_name like 'cud_without_commitment_fee:%'"
+    ).fetchall()
+    assert len(got) == 1
+    source, day, check, severity, count, message = got[0]
+    assert (source, day, check, severity, count) == (
+        "gcp-bill",
+        "2026-11-17",
+        "cud_without_commitment_fee:0000-AAAA:ml",
+        "warning",
+        1,
+    )
+    assert "billing account 0000-AAAA, project ml" in message
+    assert "from 2026-11-17 04:00:00+00 to 2026-11-17 05:00:00+00 (UTC)" in message
+    assert "credits of -5.86 USD" in message

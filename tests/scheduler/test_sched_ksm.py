@@ -80,6 +80,11 @@ def test_ksm_gpu_requests() -> None:
         (13, "sample has no namespace or pod label"),
         (14, "unparseable sample line"),
     ]
+    # no kube_pod_start_time for any of the three GPU pods (issue 12, item 10)
+    assert [(w.check, w.severity, w.count) for w in r.warnings] == [
+        ("ksm_pod_start_missing", "warning", 3)
+    ]
+    assert '(first: inference/serve-"a")' in str(r.warnings[0])
 
 
 def test_ksm_options_gzip_and_registry(tmp_path: Path) -> None:
@@ -125,3 +130,53 @@ def test_ksm_large_scrape_is_vectorised() -> None:
         lines.append(series(**labels, resource="memory", unit="byte") + " 1e9")
     r = parse_ksm("\n".join(lines).encode(), source="s", file="f", default_time=SCRAPE)
     assert (r.rows.height, r.rows["gpus"].sum(), r.quarantine.height) == (20_000, 20_000, 0)
+
+
+def test_ksm_pod_phase_times_reason_and_owner() -> None:
+    """Issue 12, item 10: each GPU-request row carries the pod's phase, created / start /
+    completion times, reason and controller owner from the same scrape (the latest sample at or
+    before the request's time); a pod metric line that does not parse, or whose value is not a
+    number, is quarantined; the pod metrics of a pod without GPU requests are not rows."""
+    t0, t1 = 1_719_835_200_000, 1_719_835_260_000  # 2024-07-01 12:00:00 and 12:01:00 UTC (ms)
+    labels = 'namespace="ml",pod="p1",uid="u1"'
+    text = "\n".join(
+        [
+            f'{REQ}{{{labels},container="c",node="n1",resource="nvidia_com_gpu"}} 2 {t0}',
+            f'kube_pod_status_phase{{{labels},phase="Pending"}} 0 {t0}',
+            f'kube_pod_status_phase{{{labels},phase="Running"}} 1 {t0}',
+            f"kube_pod_created{{{labels}}} 1719834000 {t0}",  # 11:40:00
+            f"kube_pod_start_time{{{labels}}} 1719834600 {t0}",  # 11:50:00
+            f'kube_pod_owner{{{labels},owner_kind="<none>",owner_name="<none>",'
+            f'owner_is_controller="false"}} 1 {t0}',
+            f'kube_pod_owner{{{labels},owner_kind="Job",owner_name="train",'
+            f'owner_is_controller="true"}} 1 {t0}',
+            # a minute later: Failed / Evicted, completed 12:00:30
+            f'{REQ}{{{labels},container="c",node="n1",resource="nvidia_com_gpu"}} 2 {t1}',
+            f'kube_pod_status_phase{{{labels},phase="Running"}} 0 {t1}',
+            f'kube_pod_status_phase{{{labels},phase="Failed"}} 1 {t1}',
+            f'kube_pod_status_reason{{{labels},reason="NodeLost"}} 0 {t1}',
+            f'kube_pod_status_reason{{{labels},reason="Evicted"}} 1 {t1}',
+            f"kube_pod_completion_time{{{labels}}} 1719835230 {t1}",
+            f"kube_pod_start_time{{{labels}}} NaN {t1}",  # line 14: quarantined
+            'kube_pod_status_phase{namespace="ml",pod="cpu",uid="u2",phase="Running"} 1',
+            'kube_pod_created{namespace="ml" 1',  # line 16: quarantined
+        ]
+    )
+    r = parse_ksm(text.encode(), source="ksm", file="f.prom", default_time=SCRAPE)
+    got = r.rows.select(
+        "time", "pod", "gpus", "phase", "created_at", "started_at", "finished_at", "reason",
+        "owner_kind", "owner_name",
+    ).rows()  # fmt: skip
+    start = datetime(2024, 7, 1, 11, 50, tzinfo=UTC)
+    assert got == [
+        (SCRAPE, "p1", 2, "Running", datetime(2024, 7, 1, 11, 40, tzinfo=UTC), start, None,
+         None, "Job", "train"),
+        # the start time of 12:01 is NaN (quarantined): the row has none at that time
+        (datetime(2024, 7, 1, 12, 1, tzinfo=UTC), "p1", 2, "Failed", None, None,
+         datetime(2024, 7, 1, 12, 0, 30, tzinfo=UTC), "Evicted", None, None),
+    ]  # fmt: skip
+    assert r.quarantine.select("x_line_number", "reason").rows() == [
+        (14, "value is not a number: NaN"),
+        (16, "unparseable sample line"),
+    ]
+    assert r.warnings == []  # p1's start is known (12:00)

@@ -83,3 +83,34 @@ def test_pod_dump_with_bytes_that_are_not_utf8_fails_naming_the_line(tmp_path: P
     assert read_pods(f, source="k", options={"encoding": "latin-1"}).rows["name"].to_list() == [
         "café"
     ]
+
+
+def test_pod_reason_before_container_reason_and_owner() -> None:
+    """Issue 12, item 2: an evicted pod's reason is the pod's (`Evicted`), not its container's
+    (`Error`); a pod preempted by the scheduler names the reason of its True DisruptionTarget
+    condition; an OOMKilled pod keeps its container's; the controller owner is read."""
+    snap = datetime(2026, 11, 28, 23, 59, 59, tzinfo=UTC)
+    evicted = pod("ev", 1, "2026-11-28T01:00:00Z", finished="2026-11-28T02:00:00Z")
+    evicted["status"].update(phase="Failed", reason="Evicted")
+    evicted["status"]["containerStatuses"][0]["state"]["terminated"].update(
+        exitCode=137, reason="Error"
+    )
+    evicted["metadata"]["ownerReferences"] = [
+        {"kind": "Node", "name": "n", "uid": "n-1"},
+        {"kind": "Job", "name": "train", "uid": "job-1", "controller": True},
+    ]
+    preempted = pod("pre", 1, "2026-11-28T01:00:00Z")
+    preempted["status"]["conditions"] = [
+        {"type": "DisruptionTarget", "status": "False", "reason": "EvictionByEvictionAPI"},
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+    ]
+    oom = pod("oom", 1, "2026-11-28T01:00:00Z", finished="2026-11-28T03:00:00Z")
+    oom["status"]["containerStatuses"][0]["state"]["terminated"].update(
+        exitCode=137, reason="OOMKilled"
+    )
+    r = parse_pods({"items": [evicted, preempted, oom]}, source="k", file="f", snapshot_at=snap)
+    assert r.rows.select("name", "reason", "exit_code", "owner_kind", "owner_uid").rows() == [
+        ("ev", "Evicted", 137, "Job", "job-1"),
+        ("pre", "PreemptionByScheduler", None, None, None),
+        ("oom", "OOMKilled", 137, None, None),
+    ]

@@ -71,7 +71,16 @@ def test_prometheus_text_of_the_fleet(shape_fleet: ShapeFleet, text_rows: pl.Dat
     ]
     # 20825 AWS GPU samples held by a job, each with 7 metrics (6 + the throttle reasons)
     assert text_rows.filter(pl.col("hpc_job").is_not_null()).height == 20825 * 7
-    assert text_rows.filter(pl.col("pod").is_not_null()).height == 62921
+    # pod-labelled rows: 62921 before issue 12's planted cases, less the evicted pod's lost half:
+    # embed-batch-004 (2 GPUs, 5 metrics) ran 6887 s (58 scrapes of 120 s) and is evicted at
+    # 6887 // 2 = 3443 s (29 scrapes): 2 x 5 x (58 - 29) = 290 rows fewer. The rolling update
+    # moves rows between pods, not their number: the old vLLM pod's 15420 and the new one's
+    # 13200 are the 28620 the one server had
+    pods = text_rows.filter(pl.col("pod").is_not_null())
+    assert pods.height == 62921 - 2 * 5 * (58 - 29) == 62631
+    assert pods.filter(pl.col("pod") == "embed-batch-004").height == 2 * 5 * 29
+    vllm = pods.filter(pl.col("pod").str.starts_with("vllm-llama-70b-"))
+    assert sorted(vllm.group_by("pod").len()["len"].to_list()) == [13200, 15420]
     xid = text_rows.filter((pl.col("metric") == "DCGM_FI_DEV_XID_ERRORS") & (pl.col("value") > 0))
     assert xid.filter(pl.col("value") == 79).select("time", "host", "gpu", "value").rows() == [
         (datetime(2026, 10, 3, 10, 16, 5, tzinfo=UTC), "dgx-01", 3, 79.0)

@@ -1,5 +1,6 @@
 -- Operations per UTC day (docs/metrics.md): runs ended and their outcome, queue wait of runs
--- started, pending GPU demand at the end of the day, node outages and their MTTR.
+-- started, pending GPU demand at the end of the day (Kueue workloads waiting for admission
+-- included), Kueue admission waits, evictions and requeues, node outages and their MTTR.
 with
 
 days as (
@@ -63,6 +64,104 @@ pending as (
 
 ),
 
+kueue_workloads as (
+
+    select
+        int_kueue_workloads.*,
+        {{ to_epoch('created_at') }} as created_epoch,
+        {{ to_epoch('first_admitted_at') }} as admitted_epoch,
+        {{ to_epoch('finished_at') }} as finished_epoch,
+        {{ to_epoch('gone_at') }} as gone_epoch
+    from {{ ref('int_kueue_workloads') }} as int_kueue_workloads
+
+),
+
+-- workloads with pods in fct_runs: their pods carry the workload's submission, so they are
+-- pending runs from the workload's creation already
+kueue_with_pods as (
+
+    select distinct cluster, workload_uid from {{ ref('int_kueue_pod_workloads') }}
+
+),
+
+-- workloads created before the day's end and not admitted, finished or gone by then, that no
+-- pod in fct_runs stands for; a plain pod's workload is left out (its gated pod is pending in
+-- fct_runs once a dump shows it)
+kueue_pending as (
+
+    select
+        days.day_epoch,
+        count(*) as workloads_pending,
+        sum(kueue_workloads.gpus_requested) as pending_gpus
+    from days
+    inner join kueue_workloads
+        on kueue_workloads.created_epoch < days.day_epoch + 86400
+        and (
+            kueue_workloads.admitted_epoch is null
+            or kueue_workloads.admitted_epoch >= days.day_epoch + 86400
+        )
+        and (
+            kueue_workloads.finished_epoch is null
+            or kueue_workloads.finished_epoch >= days.day_epoch + 86400
+        )
+        and (
+            kueue_workloads.gone_epoch is null
+            or kueue_workloads.gone_epoch >= days.day_epoch + 86400
+        )
+    left join kueue_with_pods
+        on coalesce(kueue_with_pods.cluster, '') = coalesce(kueue_workloads.cluster, '')
+        and kueue_with_pods.workload_uid = kueue_workloads.workload_uid
+    where
+        coalesce(kueue_workloads.owner_kind, '') <> 'Pod'
+        and kueue_with_pods.workload_uid is null
+    group by days.day_epoch
+
+),
+
+kueue_admitted as (
+
+    select
+        floor(admitted_epoch / 86400) * 86400 as day_epoch,
+        count(*) as workloads_admitted,
+        {{ percentile_cont('admission_wait_seconds', 0.5) }} as admission_wait_p50_seconds,
+        {{ percentile_cont('admission_wait_seconds', 0.95) }} as admission_wait_p95_seconds
+    from kueue_workloads
+    where admitted_epoch is not null
+    group by floor(admitted_epoch / 86400) * 86400
+
+),
+
+-- evictions and requeues counted on the day of the dump that first shows them: the growth of
+-- each workload's counts from one dump to the next (the first dump's counts on its day)
+kueue_counts as (
+
+    select
+        cluster,
+        workload_uid,
+        {{ to_epoch('snapshot_at') }} as snapshot_epoch,
+        evicted_count
+            - coalesce(lag(evicted_count) over (
+                partition by cluster, workload_uid order by snapshot_at
+            ), 0) as new_evictions,
+        requeue_count
+            - coalesce(lag(requeue_count) over (
+                partition by cluster, workload_uid order by snapshot_at
+            ), 0) as new_requeues
+    from {{ ref('stg_kueue__workloads') }}
+
+),
+
+kueue_events as (
+
+    select
+        floor(snapshot_epoch / 86400) * 86400 as day_epoch,
+        sum(greatest(new_evictions, 0)) as evictions,
+        sum(greatest(new_requeues, 0)) as requeues
+    from kueue_counts
+    group by floor(snapshot_epoch / 86400) * 86400
+
+),
+
 outages as (
 
     select
@@ -100,8 +199,24 @@ final as (
         started.queue_wait_p50_seconds,
         started.queue_wait_p95_seconds,
         started.queue_wait_mean_seconds,
-        cast(coalesce(pending.runs_pending_at_day_end, 0) as integer) as runs_pending_at_day_end,
-        cast(coalesce(pending.pending_gpus_at_day_end, 0) as integer) as pending_gpus_at_day_end,
+        cast(
+            coalesce(pending.runs_pending_at_day_end, 0)
+            + coalesce(kueue_pending.workloads_pending, 0) as integer
+        ) as runs_pending_at_day_end,
+        cast(
+            coalesce(pending.pending_gpus_at_day_end, 0) + coalesce(kueue_pending.pending_gpus, 0)
+            as integer
+        ) as pending_gpus_at_day_end,
+        cast(coalesce(kueue_pending.workloads_pending, 0) as integer)
+            as kueue_workloads_pending_at_day_end,
+        cast(coalesce(kueue_pending.pending_gpus, 0) as integer)
+            as kueue_pending_gpus_at_day_end,
+        cast(coalesce(kueue_admitted.workloads_admitted, 0) as integer)
+            as kueue_workloads_admitted,
+        kueue_admitted.admission_wait_p50_seconds as kueue_admission_wait_p50_seconds,
+        kueue_admitted.admission_wait_p95_seconds as kueue_admission_wait_p95_seconds,
+        cast(coalesce(kueue_events.evictions, 0) as integer) as kueue_evictions,
+        cast(coalesce(kueue_events.requeues, 0) as integer) as kueue_requeues,
         cast(coalesce(outages_started.outages_started, 0) as integer) as outages_started,
         cast(coalesce(outages.outages_ended, 0) as integer) as outages_ended,
         outages.mttr_seconds
@@ -112,6 +227,12 @@ final as (
         on started.day_epoch = days.day_epoch
     left join pending
         on pending.day_epoch = days.day_epoch
+    left join kueue_pending
+        on kueue_pending.day_epoch = days.day_epoch
+    left join kueue_admitted
+        on kueue_admitted.day_epoch = days.day_epoch
+    left join kueue_events
+        on kueue_events.day_epoch = days.day_epoch
     left join outages
         on outages.day_epoch = days.day_epoch
     left join outages_started

@@ -1,5 +1,7 @@
 -- One row per scheduler run (Slurm allocation attempt or Kubernetes pod): int_runs with its
--- failure class (int_run_failure_classes), queue wait and allocated GPU-hours.
+-- failure class (int_run_failure_classes), queue wait and allocated GPU-hours; a pod of a Kueue
+-- workload with its workload, cluster queue, admission wait, evictions and requeues
+-- (int_kueue_pod_workloads).
 with
 
 runs as (
@@ -17,6 +19,12 @@ window_bounds as (
 failures as (
 
     select * from {{ ref('int_run_failure_classes') }}
+
+),
+
+kueue as (
+
+    select * from {{ ref('int_kueue_pod_workloads') }}
 
 ),
 
@@ -55,11 +63,20 @@ final as (
         runs.exit_code,
         runs.reason,
         runs.job_name,
-        runs.k8s_namespace
+        runs.k8s_namespace,
+        kueue.workload_name as kueue_workload,
+        kueue.cluster_queue as kueue_cluster_queue,
+        kueue.admission_wait_seconds as kueue_admission_wait_seconds,
+        kueue.evictions as kueue_evictions,
+        kueue.requeues as kueue_requeues
     from runs
     cross join window_bounds
     left join failures
         on failures.run_id = runs.run_id
+    left join kueue
+        on runs.scheduler = 'kubernetes'
+        and coalesce(kueue.cluster, '') = coalesce(runs.cluster, '')
+        and kueue.pod_uid = runs.job_id_raw
 
 )
 

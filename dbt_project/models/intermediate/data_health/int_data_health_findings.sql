@@ -1,7 +1,8 @@
 -- What this build found that a user must hear about (DESIGN.md, "Data health"), one row per
 -- source, day and check: telemetry gaps, DCGM hosts outside the inventory (and hosts taken from
 -- a Kubernetes `node` label), hpc_job labels that name a job running on other hosts only, bill
--- lines that match no node, marts that cannot be computed from the sources present, config
+-- lines that match no node, GCP usage whose committed use discount no landed commitment fee
+-- covers, marts that cannot be computed from the sources present, config
 -- meter names no reading shows, and what each source's ingest in this run found (its warnings
 -- and quarantined rows by reason). fct_data_health adds the run and the findings of earlier
 -- runs.
@@ -101,6 +102,51 @@ unmatched_lines as (
     from {{ ref('int_billing_lines') }}
     where x_host is null
     group by x_source, x_provider
+
+),
+
+gcp_cud_lines as (
+
+    -- GCP usage rows with a COMMITTED_USAGE_DISCOUNT credit that no commitment fee row of the
+    -- landed bills covers (int_gcp_commitments gives every row it matched a share): the fee
+    -- bills to another account or export, so the usage nets to about 0 and its node and runs
+    -- cost nothing
+    select
+        lines.x_source,
+        coalesce(lines.billing_account_id, '') as billing_account_id,
+        coalesce(lines.project_id, '') as project_id,
+        lines.currency,
+        lines.usage_start,
+        lines.usage_end,
+        lines.credits_cud_amount
+    from {{ ref('stg_gcp_billing__lines') }} as lines
+    left join {{ ref('int_gcp_commitments') }} as commitments
+        on commitments.x_line_key = 'gcp:' || lines.x_source || ':' || lines.x_source_file
+            || ':' || cast(lines.x_line_number as varchar)
+    where
+        lines.credits_cud_amount < 0
+        and coalesce(lines.cost_type, 'regular') = 'regular'
+        and commitments.x_line_key is null
+
+),
+
+cud_without_fee as (
+
+    select
+        x_source as source,
+        cast(usage_start as date) as day,
+        'cud_without_commitment_fee:' || billing_account_id || ':' || project_id as check_name,
+        'warning' as severity,
+        count(*) as count,
+        cast(count(*) as varchar) || ' GCP usage lines of billing account ' || billing_account_id
+            || ', project ' || project_id || ' from ' || cast(min(usage_start) as varchar)
+            || ' to ' || cast(max(usage_end) as varchar) || ' (UTC) carry committed use discount'
+            || ' credits of ' || cast(round(sum(credits_cud_amount), 2) as varchar) || ' '
+            || currency || ' that no commitment fee row in the landed bills covers: that usage'
+            || ' nets to about 0, so its nodes and runs cost nothing; land the export that'
+            || ' holds the commitment fees (SKU "Commitment v1: ...", no resource)' as message
+    from gcp_cud_lines
+    group by x_source, cast(usage_start as date), billing_account_id, project_id, currency
 
 ),
 
@@ -257,6 +303,8 @@ final as (
     select * from hosts_by_label
     union all
     select * from unmatched_lines
+    union all
+    select * from cud_without_fee
     union all
     select * from marts_missing
     union all

@@ -19,7 +19,14 @@ renamed as (
         node as host,
         resource,
         cast(containers as integer) as container_count,
-        cast(gpus as integer) as gpus
+        cast(gpus as integer) as gpus,
+        phase,
+        created_at,
+        started_at,
+        finished_at,
+        reason,
+        owner_kind,
+        owner_name
 
     from source
 

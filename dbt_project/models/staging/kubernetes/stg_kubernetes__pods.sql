@@ -25,7 +25,10 @@ renamed as (
         labels,
         cast(exit_code as integer) as exit_code,
         reason,
-        snapshot_at as snapshot_at
+        snapshot_at as snapshot_at,
+        owner_kind,
+        owner_name,
+        owner_uid
 
     from source
 

@@ -1,0 +1,43 @@
+-- Spend per UTC day, provider and FOCUS SubAccountId (the AWS usage account, GCP project,
+-- Azure subscription, OCI compartment; a rate card's site), in the reporting currency: every
+-- fct_billing line prorated to the accounted days exactly as fct_daily_spend does
+-- (int_billing_line_days), so per day the sub-accounts sum to fct_daily_spend's total. The
+-- forecasts (`spend` series, scope `sub_account:<id>`) and sub-account budgets read it.
+with
+
+line_days as (
+
+    select * from {{ ref('int_billing_line_days') }}
+
+),
+
+lines as (
+
+    select x_line_key, sub_account_id from {{ ref('int_billing_lines') }}
+
+),
+
+settings as (
+
+    select max(reporting_currency) as currency from {{ ref('stg_config__settings') }}
+
+),
+
+final as (
+
+    select
+        cast({{ from_epoch('line_days.day_epoch') }} as date) as day,
+        line_days.provider,
+        lines.sub_account_id as sub_account,
+        sum(line_days.cost * line_days.fraction) as cost,
+        sum(line_days.billed_cost * line_days.fraction) as billed_cost,
+        max(settings.currency) as currency
+    from line_days
+    inner join lines
+        on lines.x_line_key = line_days.x_line_key
+    cross join settings
+    group by line_days.day_epoch, line_days.provider, lines.sub_account_id
+
+)
+
+select * from final

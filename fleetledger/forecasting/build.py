@@ -1,0 +1,120 @@
+"""Build `fct_forecast` and `fct_capacity` into the build warehouse, after dbt and before
+publish (the `forecasts` Dagster asset calls `build_forecasts`): read the series from the marts,
+forecast them, write both tables to schema `main`, and add what the forecasts found to this
+run's `fct_data_health` rows, so the console summary and the data-health view show it."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from fleetledger.config import Config
+from fleetledger.config_forecast import ForecastSettings
+from fleetledger.forecasting.capacity import capacity_frame
+from fleetledger.forecasting.forecast import ForecastNote, forecast_series
+from fleetledger.forecasting.series import SeriesRequest, fleet_gpus, read_series
+from fleetledger.publish import build_path
+
+log = logging.getLogger(__name__)
+
+#: the tables this step writes to schema `main` (marts no dbt model builds)
+FORECAST_MARTS = ("fct_forecast", "fct_capacity")
+FINDINGS_SOURCE = "forecasts"
+
+
+@dataclass
+class ForecastRun:
+    rows: dict[str, int]
+    series: int
+    seconds: float
+    notes: list[ForecastNote] = field(default_factory=list)
+
+
+def series_request(cfg: Config | None) -> SeriesRequest:
+    """The scopes the budgets name, forecast even when the marts hold nothing for them."""
+    budgets = cfg.budgets if cfg else []
+    return SeriesRequest(
+        teams=tuple(sorted({b.scope.team for b in budgets if b.scope.team})),
+        shared_idle_teams=tuple(
+            sorted({b.scope.team for b in budgets if b.scope.team and b.include_shared_idle})
+        ),
+        providers=tuple(sorted({b.scope.provider for b in budgets if b.scope.provider})),
+        sub_accounts=tuple(sorted({b.scope.sub_account for b in budgets if b.scope.sub_account})),
+    )
+
+
+def _write(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> None:
+    arrow = frame.to_arrow()
+    con.register("_forecast_frame", arrow)
+    try:
+        con.execute(f"create or replace table main.{name} as select * from _forecast_frame")
+    finally:
+        con.unregister("_forecast_frame")
+
+
+def _record_notes(
+    con: duckdb.DuckDBPyConnection, run_id: str | None, notes: list[ForecastNote]
+) -> None:
+    tables = {
+        r[0]
+        for r in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main'"
+        ).fetchall()
+    }
+    if not notes or run_id is None or "fct_data_health" not in tables:
+        return
+    rows = con.execute(
+        "select max(run_at) from main.fct_data_health where run_id = ?", [run_id]
+    ).fetchall()
+    run_at = rows[0][0] if rows and rows[0][0] else datetime.now(UTC).replace(tzinfo=None)
+    con.execute(
+        "delete from main.fct_data_health where run_id = ? and source = ?",
+        [run_id, FINDINGS_SOURCE],
+    )
+    con.executemany(
+        'insert into main.fct_data_health (run_at, run_id, source, day, "check", severity, '
+        "count, message) values (?, ?, ?, null, ?, ?, ?, ?)",
+        [[run_at, run_id, FINDINGS_SOURCE, n.check, n.severity, n.count, n.message] for n in notes],
+    )
+
+
+def build_forecasts(home: Path, cfg: Config | None, run_id: str | None = None) -> ForecastRun:
+    """Forecast every series of the build warehouse of `home` and write fct_forecast and
+    fct_capacity there; `run_id` stamps the findings in fct_data_health."""
+    t0 = time.monotonic()
+    settings = cfg.forecast if cfg else ForecastSettings()
+    con = duckdb.connect(str(build_path(home)))
+    try:
+        fleet_series = read_series(con, series_request(cfg))
+        out = forecast_series(
+            fleet_series.frame, fleet_series.last_day, settings, fleet_series.currency
+        )
+        peak = fleet_series.frame.filter(pl.col("series") == "peak_gpus")
+        capacity = capacity_frame(
+            peak,
+            out.frame.filter(pl.col("series") == "peak_gpus"),
+            fleet_gpus(con, fleet_series.tables),
+        )
+        con.execute("begin transaction")
+        _write(con, "fct_forecast", out.frame)
+        _write(con, "fct_capacity", capacity)
+        _record_notes(con, run_id, out.notes)
+        con.execute("commit")
+    finally:
+        con.close()
+    for note in out.notes:
+        level = logging.WARNING if note.severity != "info" else logging.INFO
+        log.log(level, "forecasts: %s", note.message)
+    n_series = fleet_series.frame.select("series", "scope").unique().height
+    return ForecastRun(
+        rows={"fct_forecast": out.frame.height, "fct_capacity": capacity.height},
+        series=n_series,
+        seconds=time.monotonic() - t0,
+        notes=out.notes,
+    )

@@ -1,0 +1,234 @@
+"""Forecasts and capacity (docs/forecasts.md) on hand-made series: pure functions, no pipeline.
+
+Each statsforecast test series is short (30-90 days), so the whole file runs in well under a
+minute on one core."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+
+from fleetledger.config import ConfigError, parse_config
+from fleetledger.config_forecast import ForecastSettings
+from fleetledger.forecasting.capacity import capacity_frame, runway_day
+from fleetledger.forecasting.forecast import forecast_series, horizon_days, quarter_end
+from fleetledger.forecasting.series import peak_gpus_sql
+
+START = date(2026, 1, 5)  # a Monday
+LAST = START + timedelta(days=55)
+SEASON = np.array([20.0, -10.0, 5.0, 15.0, -25.0, 0.0, -5.0])  # sums to 0
+
+
+def frame(y: np.ndarray, series: str = "spend", scope: str = "total") -> pl.DataFrame:
+    days = [START + timedelta(days=i) for i in range(len(y))]
+    return pl.DataFrame(
+        {"series": series, "scope": scope, "day": days, "y": y.astype(float)},
+        schema={"series": pl.Utf8, "scope": pl.Utf8, "day": pl.Date, "y": pl.Float64},
+    )
+
+
+def run(y: np.ndarray, series: str = "spend", **settings: int) -> pl.DataFrame:
+    last = START + timedelta(days=len(y) - 1)
+    return forecast_series(frame(y, series), last, ForecastSettings(**settings)).frame
+
+
+def future(df: pl.DataFrame) -> pl.DataFrame:
+    return df.filter(pl.col("horizon") > 0).sort("day")
+
+
+def test_trend_and_weekly_season_are_recovered() -> None:
+    # y = 200 + 3 t + SEASON[t mod 7] + N(0, 2), 8 weeks
+    rng = np.random.default_rng(11)
+    t = np.arange(56)
+    y = 200 + 3.0 * t + SEASON[t % 7] + rng.normal(0, 2, t.size)
+    f = future(run(y, "gpu_hours")).head(28)
+    assert f["model"][0] in ("AutoETS", "AutoARIMA")
+    assert not f["insufficient_history"][0]
+    # regress the 4 forecast weeks on a line + day-of-week: slope 3 ± 0.5 per day, each season
+    # amplitude within ± 4 of the true one
+    k = np.arange(56, 84)
+    design = np.column_stack([k, *(k % 7 == d for d in range(7))]).astype(float)
+    coef, *_ = np.linalg.lstsq(design, f["yhat"].to_numpy(), rcond=None)
+    assert coef[0] == pytest.approx(3.0, abs=0.5)
+    season = coef[1:] - coef[1:].mean()
+    assert np.abs(season - SEASON).max() < 4.0
+
+
+def test_noisy_series_reports_its_measured_80_percent_coverage() -> None:
+    # y = 100 + N(0, 10), 120 days; 12 windows x 7 held-out days = 84 points, overlapping (the
+    # origins are 3 days apart: about 40 distinct days). The band, fixed before looking: the
+    # measured coverage of a calibrated 80 % interval on that few distinct days lies in
+    # [0.55, 0.95]; the 95 % interval covers at least as much
+    rng = np.random.default_rng(5)
+    y = 100 + rng.normal(0, 10, 120)
+    f = future(run(y, backtest_windows=12))
+    assert f["backtest_windows"][0] == 12
+    cov80, cov95 = f["backtest_coverage_80"][0], f["backtest_coverage_95"][0]
+    assert 0.55 <= cov80 <= 0.95
+    assert cov95 >= cov80
+    # sMAPE of N(0, 10) noise around 100: E|e| / 100 = 0.8 * 10 / 100 = 0.08
+    assert 0.04 < f["backtest_error"][0] < 0.16
+
+
+@pytest.mark.parametrize(
+    ("days", "model", "bounds"),
+    [(1, "FlatMean", False), (5, "FlatMean", True), (10, "SeasonalNaive", True)],
+)
+def test_short_series_get_a_simple_model_and_insufficient_history(
+    days: int, model: str, bounds: bool
+) -> None:
+    y = np.arange(1, days + 1, dtype=float) * 10
+    df = run(y)
+    f = future(df)
+    assert f.height == 90  # trained through mid-January: 90 days reach past the quarter end
+    assert set(f["model"]) == {model}
+    assert f["insufficient_history"].all()
+    assert f["backtest_error"].is_null().all()
+    assert f["lo_80"].is_null().all() is (not bounds)
+    if days == 1:
+        assert f["yhat"][0] == pytest.approx(10.0)  # the mean of one day
+        # no day before the only day: no one-step row
+        assert df.filter(pl.col("horizon") <= 0).height == 0
+
+
+@pytest.mark.parametrize("value", [0.0, 42.5])
+def test_constant_and_all_zero_series_do_not_crash(value: float) -> None:
+    df = run(np.full(30, value))
+    f = future(df)
+    assert not f["insufficient_history"][0]
+    assert f["yhat"].to_numpy() == pytest.approx(value)
+    for col in ("lo_80", "hi_99", "cum_lo_80"):
+        assert (f[col].to_numpy() >= 0).all()
+    assert f["cum_yhat"][29] == pytest.approx(30 * value)
+    assert f["backtest_error"][0] == pytest.approx(0.0)
+
+
+def test_model_choice_differs_between_a_pure_season_and_a_trend_with_noise() -> None:
+    t = np.arange(42)
+    weekly = 100 + SEASON[t % 7]  # repeats exactly: SeasonalNaive's error is 0
+    rng = np.random.default_rng(3)
+    trend = 50 + 4.0 * t + rng.normal(0, 3, t.size)  # no season: last week's value lags 28
+    a = future(run(weekly))
+    b = future(run(trend))
+    assert a["model"][0] == "SeasonalNaive"
+    assert a["backtest_error"][0] == pytest.approx(0.0, abs=1e-9)
+    assert b["model"][0] in ("AutoETS", "AutoARIMA")
+    assert b["backtest_error"][0] < 0.05
+
+
+def test_one_step_rows_are_trained_through_the_day_before() -> None:
+    rng = np.random.default_rng(8)
+    t = np.arange(35)
+    y = 1000 + 10 * t + 5 * SEASON[t % 7] + rng.normal(0, 20, t.size)
+    last = START + timedelta(days=34)
+    past = run(y, anomaly_lookback_days=7).filter(pl.col("horizon") <= 0).sort("day")
+    assert past["day"].to_list() == [last - timedelta(days=6 - i) for i in range(7)]
+    assert past["horizon"].to_list() == list(range(-6, 1))
+    assert past["trained_through"].to_list() == [d - timedelta(days=1) for d in past["day"]]
+    assert past["actual"].to_numpy() == pytest.approx(y[-7:])
+    assert (past["lo_99"] <= past["yhat"]).all() and (past["yhat"] <= past["hi_99"]).all()
+    # the judged day is not in its own forecast: changing the last day leaves its row alone
+    changed = y.copy()
+    changed[-1] *= 3
+    again = run(changed, anomaly_lookback_days=7).filter(pl.col("horizon") <= 0).sort("day")
+    assert again["yhat"].to_numpy() == pytest.approx(past["yhat"].to_numpy())
+    assert again["actual"][6] == pytest.approx(3 * y[-1])
+    # only spend series carry them
+    assert run(y, "gpu_hours").filter(pl.col("horizon") <= 0).height == 0
+
+
+def test_cumulative_bounds_are_narrower_than_the_sum_of_daily_bounds() -> None:
+    rng = np.random.default_rng(21)
+    y = 500 + rng.normal(0, 50, 60)
+    f = future(run(y)).head(30)
+    cum_width = f["cum_hi_80"][29] - f["cum_lo_80"][29]
+    daily_widths = float((f["hi_80"] - f["lo_80"]).sum())
+    assert 0 < cum_width < daily_widths
+    assert f["cum_yhat"][29] == pytest.approx(float(f["yhat"].sum()))
+    assert (f["cum_lo_80"] <= f["cum_yhat"]).all() and (f["cum_yhat"] <= f["cum_hi_80"]).all()
+
+
+def test_horizon_reaches_the_end_of_the_next_days_quarter() -> None:
+    assert quarter_end(date(2026, 11, 30)) == date(2026, 12, 31)
+    assert quarter_end(date(2026, 1, 1)) == date(2026, 3, 31)
+    # trained through 2026-09-30: the quarter of 10-01 ends 12-31, 92 days on
+    assert horizon_days(date(2026, 9, 30), ForecastSettings()) == 92
+    assert horizon_days(date(2026, 11, 30), ForecastSettings()) == 90
+    assert horizon_days(date(2026, 11, 30), ForecastSettings(horizon_days=10)) == 31
+
+
+def test_runway_is_the_first_day_the_upper_bound_exceeds_the_fleet() -> None:
+    days = [date(2026, 12, 1) + timedelta(days=i) for i in range(5)]
+    # fleet of 60: 61 on the third day is the first bound over it (60 itself is not over)
+    assert runway_day(days, [50, 60, 61, 58, 70], 60) == date(2026, 12, 3)
+    assert runway_day(days, [50, 60, 59, 58, None], 60) is None
+    actuals = pl.DataFrame(
+        {"scope": ["site:a"] * 2, "day": [date(2026, 11, 29), date(2026, 11, 30)], "y": [40, 45]}
+    )
+    forecasts = pl.DataFrame(
+        {
+            "scope": ["site:a"] * 3 + ["site:b"] * 3,
+            "day": days[:3] * 2,
+            "yhat": [46.0, 47, 48, 5, 5, 5],
+            "hi_80": [52.0, 58, 66, 8, 9, 9],
+            "horizon": [1, 2, 3] * 2,
+        }
+    )
+    cap = capacity_frame(actuals, forecasts, {"site:a": 64, "total": 72})
+    a = cap.filter(pl.col("scope") == "site:a").sort("day")
+    assert a["peak_gpus_demand"].to_list() == [40, 45, 46, 47, 48]
+    assert a["is_forecast"].to_list() == [False, False, True, True, True]
+    assert set(a["runway_day"]) == {date(2026, 12, 3)}  # 66 > 64
+    b = cap.filter(pl.col("scope") == "site:b")
+    # no GPUs known at site b: the first forecast day is already over 0
+    assert set(b["fleet_gpus"]) == {0} and set(b["runway_day"]) == {date(2026, 12, 1)}
+
+
+def test_peak_gpus_is_the_busiest_hour_held_plus_pending() -> None:
+    con = duckdb.connect()
+    con.execute("create schema if not exists main")
+    con.execute(
+        "create table main.fct_gpu_hours as select * from (values "
+        # site s1, hour 0: 5400 s busy + 1800 s allocated-idle = 7200 GPU-s = 2.0 GPUs held
+        "(timestamptz '2026-12-01 00:00:00+00', 's1', 5400.0, 1800.0),"
+        # s1, hour 1: 1 GPU held = 1.0; s2, hour 1: 4 GPUs held = 4.0
+        "(timestamptz '2026-12-01 01:00:00+00', 's1', 3600.0, 0.0),"
+        "(timestamptz '2026-12-01 01:00:00+00', 's2', 14400.0, 0.0)"
+        ") as t(hour, site, busy_seconds, allocated_idle_seconds)"
+    )
+    con.execute(
+        "create table main.dim_nodes as select * from (values "
+        "('n1', 'c1', 's1'), ('n2', 'c2', 's2'), ('n3', 'c2', 's3')) as t(host, cluster, site)"
+    )
+    con.execute(
+        "create table main.fct_runs as select * from (values "
+        # pending on c1 (site s1) from 00:30, starts 01:30: pending at the end of hour 0 only
+        "('c1', timestamptz '2026-12-01 00:30:00+00', timestamptz '2026-12-01 01:30:00+00', "
+        " null::timestamptz, 8, 8.0),"
+        # pending on c2 (two sites: total only) all day
+        "('c2', timestamptz '2026-11-30 23:00:00+00', null, null, 16, 16.0),"
+        # started at once: never pending
+        "('c1', timestamptz '2026-12-01 00:10:00+00', timestamptz '2026-12-01 00:10:00+00', "
+        " null, 4, 4.0)"
+        ") as t(cluster, submitted_at, started_at, ended_at, gpus, gpu_equivalents)"
+    )
+    rows = dict(
+        (scope, y) for _s, scope, _d, y in con.execute(peak_gpus_sql(with_runs=True)).fetchall()
+    )
+    # s1: hour 0 = 2.0 held + 8 pending = 10.0, hour 1 = 1.0  -> 10.0
+    # s2: hour 1 = 4.0 (the c2 run's cluster spans two sites: not here)  -> 4.0
+    # total: hour 0 = 2.0 + 8 + 16 = 26.0, hour 1 = 5.0 + 16 = 21.0  -> 26.0
+    assert rows == {"site:s1": 10.0, "site:s2": 4.0, "total": 26.0}
+
+
+def test_forecast_config_is_validated(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cfg = parse_config({"forecast": {"horizon_days": 30}}, tmp_path / "fleetledger.yml")
+    assert cfg.forecast.horizon_days == 30 and cfg.forecast.anomaly_lookback_days == 7
+    with pytest.raises(ConfigError, match="forecast.min_history_days"):
+        parse_config({"forecast": {"min_history_days": 10}}, tmp_path / "fleetledger.yml")
+    with pytest.raises(ConfigError, match="forecast.horizon"):
+        parse_config({"forecast": {"horizon": 30}}, tmp_path / "fleetledger.yml")
