@@ -99,23 +99,20 @@ if ui.require_mart("fct_spend_breakdown", "spend breakdown"):
                 mart="fct_spend_breakdown",
             )
             st.subheader(f"Spend by {LABELS[group_by]}")
-            money_fmt = "%.2f"
+            st.caption(
+                f"Amounts in {cur}; share is of the table's spend. The CSV below is exactly this "
+                "table (same columns and rows)."
+            )
+            money = st.column_config.NumberColumn(format="%.2f")
             st.dataframe(
                 table,
                 hide_index=True,
                 column_config={
-                    group_by: st.column_config.TextColumn(LABELS[group_by]),
-                    "spend": st.column_config.NumberColumn(f"spend ({cur})", format=money_fmt),
-                    "gpu_node_cost": st.column_config.NumberColumn(
-                        f"GPU-node cost ({cur})", format=money_fmt
-                    ),
-                    "other_cost": st.column_config.NumberColumn(
-                        f"other cost ({cur})", format=money_fmt
-                    ),
-                    "shared_idle_cost": st.column_config.NumberColumn(
-                        f"shared idle ({cur})", format=money_fmt
-                    ),
-                    "share": st.column_config.NumberColumn("share", format="percent"),
+                    "spend": money,
+                    "gpu_node_cost": money,
+                    "other_cost": money,
+                    "shared_idle_cost": money,
+                    "share": st.column_config.NumberColumn(format="%.4f"),
                 },
                 key="costs_table",
             )
