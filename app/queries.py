@@ -17,6 +17,7 @@ import streamlit as st
 import yaml
 
 from fleetledger import queries as q
+from fleetledger import queries_fleet, queries_runs, queries_spend
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 CONFIG_FILE = "fleetledger.yml"
@@ -47,12 +48,24 @@ def snapshot_version(path: Path) -> tuple[int, int]:
     return (stat.st_mtime_ns, stat.st_size)
 
 
+# the query layer's modules, searched in this order for a figure's function
+_MODULES = (q, queries_spend, queries_runs, queries_fleet)
+
+
+def _function(figure: str) -> Any:
+    for module in _MODULES:
+        fn = getattr(module, figure, None)
+        if callable(fn) and not figure.startswith("_"):
+            return fn
+    raise AttributeError(f"no query-layer figure {figure!r}")
+
+
 @st.cache_data(show_spinner=False, max_entries=512)
 def _cached(path: str, version: tuple[int, int], figure: str, args: tuple[Any, ...]) -> Any:
     # `version` is only part of the cache key: a new snapshot is a new key.
     del version
     with q.connect(path) as con:
-        return getattr(q, figure)(con, *args)
+        return _function(figure)(con, *args)
 
 
 def _figure(figure: str, *args: Any, home: str | Path | None = None) -> Any:
@@ -60,6 +73,17 @@ def _figure(figure: str, *args: Any, home: str | Path | None = None) -> Any:
     if not path.is_file():
         raise WarehouseMissingError(path)
     return _cached(str(path), snapshot_version(path), figure, args)
+
+
+def figure(name: str, *args: Any, home: str | Path | None = None) -> Any:
+    """Any query-layer function `name(con, *args)` on the published snapshot, cached per
+    snapshot: `figure("spend_breakdown", start, end, "team", "separate", {})`."""
+    return _figure(name, *args, home=home)
+
+
+def has_mart(name: str, home: str | Path | None = None) -> bool:
+    """Whether the snapshot holds the mart (the forecast and alert marts may not exist yet)."""
+    return name in available_marts(home)
 
 
 def reporting_currency(home: str | Path | None = None) -> str:

@@ -67,15 +67,21 @@ def sidebar() -> Context:
     if first is None or last is None:
         first = last = snapshot_time.date()
     st.sidebar.header("Filters")
+    url_start, url_end = _url_day("start", first, last), _url_day("end", first, last)
     picked = st.sidebar.date_input(
         "Date range (UTC)",
-        value=(first, last),
+        value=(url_start or first, url_end or last),
         min_value=first,
         max_value=last,
         key=f"date_range:{first}:{last}",
         help="UTC days. Defaults to every day the published snapshot holds.",
     )
     start, end = _as_range(picked, first, last)
+    # the range lives in the URL (start, end) unless it is the default (the whole snapshot)
+    set_url_params(
+        start=None if start == first and end == last else start.isoformat(),
+        end=None if start == first and end == last else end.isoformat(),
+    )
     st.sidebar.caption(
         f"Snapshot `{path}`, published {snapshot_time:%Y-%m-%d %H:%M} UTC; "
         f"data from {first} to {last}."
@@ -112,9 +118,26 @@ def figure_guard(title: str) -> Iterator[None]:
     """Show a warning instead of failing the page when a mart is missing from the snapshot."""
     try:
         yield
-    except duckdb.CatalogException as err:
+    except (duckdb.CatalogException, duckdb.BinderException) as err:
         first_line = str(err).splitlines()[0]
         st.warning(f"{title}: not available in this snapshot ({first_line}).")
+
+
+def require_mart(mart: str, what: str) -> bool:
+    """Whether the snapshot holds `mart`; shows a "run the pipeline" note when it does not."""
+    if queries.has_mart(mart):
+        return True
+    st.info(
+        f"**No {what} yet: run the pipeline.** The published snapshot has no `{mart}` mart; "
+        "`fleetledger run` builds it (with budgets and alerts configured where it needs them).",
+        icon=":material/hourglass_empty:",
+    )
+    return False
+
+
+def source(mart: str) -> None:
+    """The caption under a figure naming the mart(s) it comes from."""
+    st.caption(f"Source: `{mart}`.")
 
 
 def _as_range(picked: object, first: date, last: date) -> tuple[date, date]:
@@ -132,9 +155,83 @@ def _as_range(picked: object, first: date, last: date) -> tuple[date, date]:
 
 
 def money(value: float | None, currency: str) -> str:
+    """The exact figure: 352,735.52 USD."""
     if value is None or value != value:  # None or NaN
         return "–"
     return f"{value:,.2f} {currency}"
+
+
+_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
+
+
+def compact_money(value: float | None, currency: str) -> str:
+    """A figure that fits a metric tile: $352.7k, $1.2M, $845.20 (the exact one goes in help)."""
+    if value is None or value != value:
+        return "–"
+    sign = "-" if value < 0 else ""
+    size = abs(value)
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if size >= limit:
+            number = f"{size / limit:.1f}{suffix}"
+            break
+    else:
+        number = f"{size:.2f}"
+    symbol = _SYMBOLS.get(currency)
+    return f"{sign}{symbol}{number}" if symbol else f"{sign}{number} {currency}"
+
+
+def exact_help(value: float | None, currency: str, text: str) -> str:
+    """A metric's help: the exact figure first, then what it is."""
+    return f"Exact: {money(value, currency)}. {text}"
+
+
+def change(current: float | None, previous: float | None) -> str | None:
+    """A metric delta vs the previous period: '+12.3%' (None when there is nothing to compare)."""
+    if current is None or previous is None or current != current or previous != previous:
+        return None
+    if previous == 0:
+        return None
+    return f"{(current - previous) / abs(previous):+.1%}"
+
+
+# --------------------------------------------------------------------------- URL state
+
+
+def url_param(name: str) -> str | None:
+    """One query parameter of the page's URL (None when absent or empty)."""
+    value = st.query_params.get(name)
+    return value if value else None
+
+
+def url_list(name: str) -> list[str]:
+    """A repeatable query parameter (`team=a&team=b`) as a list."""
+    return [v for v in st.query_params.get_all(name) if v]
+
+
+def url_choice(name: str, options: list[str] | tuple[str, ...], default: str) -> str:
+    value = url_param(name)
+    return value if value in options else default
+
+
+def set_url_params(**values: str | list[str] | None) -> None:
+    """Write the view's state to the URL: set each given parameter, drop None / empty ones."""
+    for name, value in values.items():
+        if value is None or value == [] or value == "":
+            if name in st.query_params:
+                del st.query_params[name]
+        elif st.query_params.get_all(name) != ([value] if isinstance(value, str) else value):
+            st.query_params[name] = value
+
+
+def _url_day(name: str, first: date, last: date) -> date | None:
+    raw = url_param(name)
+    if raw is None:
+        return None
+    try:
+        day = date.fromisoformat(raw)
+    except ValueError:
+        return None
+    return min(max(day, first), last)
 
 
 def hours(value: float | None) -> str:
@@ -147,3 +244,36 @@ def percent(value: float | None) -> str:
     if value is None or value != value:
         return "n/a"
     return f"{value:.1%}"
+
+
+# --------------------------------------------------------------------------- charts
+
+
+def stacked_bars(
+    df: Any, x: str, y: str, color: str, x_label: str, y_label: str, mart: str
+) -> None:
+    """A stacked bar chart (Plotly) with labelled axes and the mart it comes from."""
+    import plotly.express as px
+
+    fig = px.bar(df, x=x, y=y, color=color, labels={x: x_label, y: y_label, color: color})
+    fig.update_layout(barmode="stack", xaxis_title=x_label, yaxis_title=y_label, height=380)
+    st.plotly_chart(fig, width="stretch")
+    source(mart)
+
+
+def lines(
+    df: Any,
+    x: str,
+    y: str | list[str],
+    x_label: str,
+    y_label: str,
+    mart: str,
+    color: str | None = None,
+) -> None:
+    """A line chart (Plotly) with labelled axes and the mart it comes from."""
+    import plotly.express as px
+
+    fig = px.line(df, x=x, y=y, color=color, labels={x: x_label})
+    fig.update_layout(xaxis_title=x_label, yaxis_title=y_label, height=360)
+    st.plotly_chart(fig, width="stretch")
+    source(mart)

@@ -4,6 +4,9 @@ each, over the marts in schema `main` of a warehouse (the published, read-only s
 Each function takes an open DuckDB connection, binds its filters as parameters and returns a
 pandas DataFrame; it reads marts only (no business logic: that lives in the dbt models). The app
 caches these per snapshot (app/queries.py); `connect` opens a snapshot read-only, in UTC.
+The explorer's pages add their figures in sibling modules of this one query layer:
+`queries_spend` (cost explorer, period comparison, budgets and alerts), `queries_runs` (runs
+and a run's page) and `queries_fleet` (idle, health, energy, forecasts, data health).
 
 Days are UTC calendar days (`cast(ts as date)` with the session time zone set to UTC).
 """

@@ -47,6 +47,14 @@ def _metric(at: AppTest, label: str) -> str:
     return values[0]
 
 
+def _exact(at: AppTest, label: str) -> float:
+    """A money tile shows a compact figure ($10.8k); its help starts with the exact one."""
+    helps = [m.proto.help for m in at.metric if m.label == label]
+    assert len(helps) == 1, f"{label!r} not shown once"
+    assert helps[0].startswith("Exact: "), helps[0]
+    return _number(helps[0].removeprefix("Exact: "))
+
+
 def _number(shown: str) -> float:
     """'1,234.56 USD' or '12.3' -> the number."""
     return float(shown.split()[0].replace(",", ""))
@@ -101,7 +109,11 @@ def test_idle_metrics_match_ground_truth(
     assert _number(_metric(overview, f"Idle GPU-hours — {cause}")) == pytest.approx(
         gpu_hours, abs=HOURS_TOL
     )
-    assert _number(_metric(overview, f"Idle cost — {cause}")) == pytest.approx(cost, abs=MONEY_TOL)
+    assert _exact(overview, f"Idle cost — {cause}") == pytest.approx(cost, abs=MONEY_TOL)
+    shown = _metric(overview, f"Idle cost — {cause}")  # compact: $10.8k, $845.20
+    assert shown.startswith("$") and _number(shown.strip("$kMB")) == pytest.approx(
+        cost / 1000 if cost >= 1000 else cost, abs=0.05 if cost >= 1000 else MONEY_TOL
+    )
 
 
 def test_top_runs_match_ground_truth(overview: AppTest, pipeline_home: Path) -> None:

@@ -1,0 +1,50 @@
+-- Spend per UTC day, team, provider, service, instance type, site, run kind and user, in the
+-- reporting currency (docs/metrics.md, "Spend breakdown"): the cost explorer's mart. The pieces
+-- of int_spend_breakdown_allocations summed; summed over instance_type, site, kind and
+-- user_name it equals fct_daily_spend (tests/test_spend_breakdown.py).
+with
+
+allocations as (
+
+    select * from {{ ref('int_spend_breakdown_allocations') }}
+
+),
+
+settings as (
+
+    select max(reporting_currency) as currency from {{ ref('stg_config__settings') }}
+
+),
+
+final as (
+
+    select
+        cast({{ from_epoch('allocations.day_epoch') }} as date) as day,
+        allocations.team,
+        allocations.provider,
+        allocations.service,
+        allocations.instance_type,
+        allocations.site,
+        allocations.kind,
+        allocations.user_name,
+        sum(allocations.cost) as cost,
+        sum(allocations.billed_cost) as billed_cost,
+        sum(allocations.gpu_node_cost) as gpu_node_cost,
+        sum(allocations.cost) - sum(allocations.gpu_node_cost) as other_cost,
+        sum(allocations.shared_idle_cost) as shared_idle_cost,
+        max(settings.currency) as currency
+    from allocations
+    cross join settings
+    group by
+        allocations.day_epoch,
+        allocations.team,
+        allocations.provider,
+        allocations.service,
+        allocations.instance_type,
+        allocations.site,
+        allocations.kind,
+        allocations.user_name
+
+)
+
+select * from final
