@@ -27,6 +27,7 @@ from fleetledger.alerts.model import ALERT_COLUMNS, Alert
 from fleetledger.alerts.store import State, Store, read_state
 from fleetledger.config import Config
 from fleetledger.config_alerts import LOG_CHANNEL, EmailChannel, SlackChannel, WebhookChannel
+from fleetledger.explorer_links import explorer_link
 from ingest.core.findings import IngestFinding
 
 AnyChannel = SlackChannel | WebhookChannel | EmailChannel
@@ -177,10 +178,22 @@ def _rule_alerts(
 
 
 def _link(cfg: Config, alert: Alert) -> str | None:
+    """The explorer view that shows the alert's subject (docs/explorer.md, "URLs"), carrying
+    the alert id (the Overview shows the alert it names)."""
     base = cfg.alerts.app_url
     if not base:
         return None
-    return f"{base.rstrip('/')}/?alert={alert.alert_id}"
+    day = alert.period[:10] if alert.kind in ("xid_spike", "spend_anomaly", "gpu_down") else None
+    page, params = {
+        "budget": ("budgets", {"budget": alert.rule.split(":")[1]}),
+        "idle_allocation": ("runs", {"run": alert.subject}),
+        "idle_share": ("idle", {"team": alert.team}),
+        "gpu_down": ("health", {"start": day}),
+        "xid_spike": ("health", {"start": day, "end": day}),
+        "spend_anomaly": ("costs", {"start": day, "end": day}),
+        "restatement": ("data_health", {}),
+    }.get(alert.kind, ("overview", {}))
+    return explorer_link(base, page, alert=alert.alert_id, **params)
 
 
 def _record(a: Alert, cfg: Config, muted: bool, channels: list[str]) -> dict[str, Any]:

@@ -119,7 +119,14 @@ def test_each_alert_once_per_channel_across_two_daily_runs(
     xid = next(b for b in hooks if b["kind"] == "xid_spike")
     assert xid["schema"] == "fleetledger.alert/v1" and xid["notice"] == "raised"
     assert (xid["subject"], xid["period"], xid["facts"]["xid_count"]) == ("n1", "2026-10-04", 5)
-    assert xid["link"] == f"https://fleetledger.example/?alert={xid['alert_id']}"
+    # the link opens the view of the alert's subject: fleet health on the spike's day
+    assert xid["link"] == (
+        f"https://fleetledger.example/health?alert={xid['alert_id']}"
+        "&start=2026-10-04&end=2026-10-04"
+    )
+    budget_link = next(b for b in hooks if b["kind"] == "budget")["link"]
+    assert budget_link.startswith("https://fleetledger.example/budgets?alert=")
+    assert budget_link.endswith("&budget=research-monthly")
     assert all(h.get("X-Api-Key") == HOOK_KEY for p, h, _b in http.posts if p.startswith("/hook/"))
     budget = next(b for b in hooks if b["threshold"] == 1.0)
     assert budget["amount"] == pytest.approx(400.0) and budget["team"] == "research"
