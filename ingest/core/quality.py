@@ -266,8 +266,15 @@ def to_pandas(df: Any) -> Any:
     import pandas as pd
     import pyarrow as pa
 
-    ints = {pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int32Dtype()}
-    return df.to_arrow().to_pandas(types_mapper=ints.get, date_as_object=False)
+    # strings as pandas' string dtype (pandas 2 would make them `object`, and a type
+    # expectation then lists every row instead of naming the column's type)
+    types = {
+        pa.int64(): pd.Int64Dtype(),
+        pa.int32(): pd.Int32Dtype(),
+        pa.string(): pd.StringDtype(),
+        pa.large_string(): pd.StringDtype(),
+    }
+    return df.to_arrow().to_pandas(types_mapper=types.get, date_as_object=False)
 
 
 def _detail(result: Any) -> str:
@@ -283,7 +290,9 @@ def _detail(result: Any) -> str:
         sample = [
             v
             for v in r.get("partial_unexpected_list") or []
-            if v is not None and not (isinstance(v, float) and math.isnan(v))
+            if v is not None
+            and not (isinstance(v, float) and math.isnan(v))
+            and type(v).__name__ not in ("NAType", "NaTType")
         ]
         if sample:
             parts.append(f"e.g. {', '.join(repr(v) for v in sample[:5])}")
