@@ -396,6 +396,25 @@ def print_headlines(warehouse: Path, console: Console | None = None) -> None:
     console.print(t)
 
 
+def _print_forecasts_and_alerts(warehouse: Path) -> None:
+    """The demo's last sections: the headline forecast and runway, the budgets and the alerts
+    (sent to the log only: the demo config has no channels)."""
+    from fleetledger.alerts.console import print_budgets_and_alerts
+    from fleetledger.forecasting.report import ForecastUnavailable, print_forecast
+
+    out.rule("forecasts, budgets and alerts")
+    try:
+        print_forecast(warehouse, out)
+    except ForecastUnavailable as e:
+        out.print(f"forecasts: {e}", highlight=False)
+    print_budgets_and_alerts(warehouse, out)
+    out.print(
+        "`fleetledger alerts --dry-run` shows what would be sent and to whom; add channels "
+        "(docs/alerts.md) to send them",
+        highlight=False,
+    )
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     home = _home(args)
     days: int = args.days
@@ -411,6 +430,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     warehouse = result.published or (home / "warehouse.duckdb")
     out.rule("headlines")
     print_headlines(warehouse)
+    _print_forecasts_and_alerts(warehouse)
     env = (
         ""
         if args.home is None and "FLEETLEDGER_HOME" not in os.environ
