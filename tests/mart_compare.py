@@ -17,7 +17,17 @@ import duckdb
 import polars as pl
 
 # columns that differ between two runs of the same data by design
-RUN_COLUMNS = {"run_id", "run_at", "first_run_id", "first_run_at", "last_run_id", "last_run_at"}
+# (and when an alert was first raised and each delivery attempted: wall-clock times of the run)
+RUN_COLUMNS = {
+    "run_id",
+    "run_at",
+    "first_run_id",
+    "first_run_at",
+    "last_run_id",
+    "last_run_at",
+    "first_raised_at",
+    "attempted_at",
+}
 REL_TOL = 1e-9
 
 

@@ -20,6 +20,9 @@ DEFERRED = {
     ("fleetledger.cli", "fleetledger.pipeline"): "cli start-up (Dagster, dbt)",
     ("fleetledger.cli", "fleetledger.queries"): "cli start-up",
     ("fleetledger.cli", "fleetledger.data_health"): "cli start-up (duckdb, polars, pyarrow)",
+    ("fleetledger.cli", "fleetledger.alerts.console"): "cli start-up (duckdb, polars)",
+    ("fleetledger.cli", "fleetledger.forecasting.report"): "cli start-up (duckdb)",
+    ("fleetledger.cli", "fleetledger.publish"): "cli start-up (duckdb)",
     # the pipeline module is imported by the CLI; Dagster loads when a run starts
     ("fleetledger.pipeline", "orchestration.build"): "Dagster on demand",
     ("fleetledger.pipeline", "orchestration.config_assets"): "Dagster on demand",

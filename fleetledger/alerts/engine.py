@@ -24,7 +24,7 @@ from fleetledger.alerts import delivery, rules
 from fleetledger.alerts.budgets import STATUS_SCHEMA, budget_status
 from fleetledger.alerts.inputs import Inputs
 from fleetledger.alerts.model import ALERT_COLUMNS, Alert
-from fleetledger.alerts.store import State, Store, read_state
+from fleetledger.alerts.store import State, Store, _apply, read_state
 from fleetledger.config import Config
 from fleetledger.config_alerts import LOG_CHANNEL, EmailChannel, SlackChannel, WebhookChannel
 from fleetledger.explorer_links import explorer_link
@@ -382,8 +382,6 @@ class _DryStore(Store):
         self.state = read_state(home)
 
     def _append(self, ev: dict[str, Any]) -> None:
-        from fleetledger.alerts.store import _apply
-
         _apply(self.state, ev)
 
 

@@ -39,7 +39,10 @@ def _configure(home: Path, http_port: int, smtp_port: int) -> None:
     for b in cfg["budgets"]:
         b["channels"] = EVERYWHERE
     # the older budget form still loads, with a deprecation in the data health
-    cfg["budgets"].append({"name": "legacy-data", "team": "data", "monthly_amount": 25000})
+    # (with the forecasts it raises a forecast alert too: it routes everywhere like the rest)
+    cfg["budgets"].append(
+        {"name": "legacy-data", "team": "data", "monthly_amount": 25000, "channels": EVERYWHERE}
+    )
     cfg["alerts"]["retry_base_seconds"] = 0
     cfg["alerts"]["channels"] = [
         {"name": "finops-slack", "kind": "slack", "url": "${SLACK_WEBHOOK_URL}"},

@@ -227,10 +227,16 @@ def download(page: Any, click: Any, timeout_ms: int = 60_000) -> str:
 
 def table_csv(page: Any, frame: Any) -> str:
     """The CSV a dataframe's own toolbar exports: exactly the rows and columns it shows."""
-    frame.scroll_into_view_if_needed()
+    # the middle of the viewport: at its top, the app's sticky header covers the toolbar
+    frame.evaluate("el => el.scrollIntoView({block: 'center'})")
     frame.hover()
     button = frame.locator(
         '[data-testid="stElementToolbarButton"]:has([aria-label="Download as CSV"]), '
         '[data-testid="stElementToolbarButton"] button[aria-label="Download as CSV"]'
     ).first
-    return download(page, lambda: button.click())
+    button.wait_for(state="visible")
+    # a DOM click on the button itself: the grid's scroller and the header intercept pointer
+    # clicks at its position while the toolbar fades in
+    return download(
+        page, lambda: button.evaluate("el => (el.querySelector('button') || el).click()")
+    )
