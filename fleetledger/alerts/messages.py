@@ -15,10 +15,13 @@ from datetime import date
 from email.message import EmailMessage
 from typing import Any
 
+from fleetledger.alerts.model import ALERT_COLUMNS
+
 WEBHOOK_SCHEMA = "fleetledger.alert/v1"
 DIGEST_SCHEMA = "fleetledger.alert-digest/v1"
 
-#: the alert fields a webhook gets (fct_alerts columns)
+#: the alert fields a webhook gets: fct_alerts' columns but the routing (channels, muted)
+WEBHOOK_FIELDS = tuple(c for c in ALERT_COLUMNS if c not in ("channels", "muted"))
 WEBHOOK_FIELDS = (
     "alert_id",
     "rule",
