@@ -252,6 +252,8 @@ def test_download_buttons_return_the_table_shown(page: Any, pages: list[str]) ->
         buttons = page.locator('[data-testid="stDownloadButton"] button')
         for i in range(buttons.count()):
             button = buttons.nth(i)
+            if not button.is_visible():  # in a collapsed expander or another tab
+                continue
             got = csv_rows(download(page, button.click))
             assert got, f"{url}: download {i} is empty"
             frames = page.locator('[data-testid="stDataFrame"]')
