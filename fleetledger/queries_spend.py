@@ -227,17 +227,19 @@ def period_comparison(con: Con, start: date, end: date) -> pd.DataFrame:
 # ------------------------------------------------------------------ budgets and alerts
 
 
-def budget_status(con: Con) -> pd.DataFrame:
-    """Every budget period (fct_budget_status), the latest period first."""
-    return _query(
-        con,
-        """
+_BUDGET_STATUS = """
         select budget, period_start, amount, currency, spend_to_date, data_through,
                forecast_period_end, forecast_lo_80, forecast_hi_80, used_share,
                thresholds_crossed_actual, thresholds_crossed_forecast
         from main.fct_budget_status
-        order by period_start desc, budget
-        """,
+"""
+
+
+def budget_status(con: Con) -> pd.DataFrame:
+    """Every budget period (fct_budget_status), the latest period first."""
+    return _query(
+        con,
+        _BUDGET_STATUS + "order by period_start desc, budget",
     )
 
 
@@ -245,14 +247,9 @@ def current_budgets(con: Con) -> pd.DataFrame:
     """Each budget's latest period (fct_budget_status), as `budget_status`, by budget."""
     return _query(
         con,
-        """
-        select budget, period_start, amount, currency, spend_to_date, data_through,
-               forecast_period_end, forecast_lo_80, forecast_hi_80, used_share,
-               thresholds_crossed_actual, thresholds_crossed_forecast
-        from main.fct_budget_status
-        qualify row_number() over (partition by budget order by period_start desc) = 1
-        order by budget
-        """,
+        _BUDGET_STATUS
+        + "qualify row_number() over (partition by budget order by period_start desc) = 1 "
+        + "order by budget",
     )
 
 

@@ -22,25 +22,6 @@ DIGEST_SCHEMA = "fleetledger.alert-digest/v1"
 
 #: the alert fields a webhook gets: fct_alerts' columns but the routing (channels, muted)
 WEBHOOK_FIELDS = tuple(c for c in ALERT_COLUMNS if c not in ("channels", "muted"))
-WEBHOOK_FIELDS = (
-    "alert_id",
-    "rule",
-    "kind",
-    "subject",
-    "team",
-    "user_name",
-    "period",
-    "threshold",
-    "amount",
-    "currency",
-    "title",
-    "message",
-    "action",
-    "link",
-    "data_through",
-    "first_raised_at",
-    "resolved_at",
-)
 
 
 def headline(alert: dict[str, Any], notice: str) -> str:
