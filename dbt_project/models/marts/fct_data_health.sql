@@ -6,12 +6,12 @@ with
 current_run as (
 
     select
-        {% if var('run_at', none) %}
-        cast('{{ var("run_at") }}' as timestamp) as run_at,
+        {% if env_var('FLEETLEDGER_RUN_AT', '') %}
+        cast('{{ env_var("FLEETLEDGER_RUN_AT") }}' as timestamp) as run_at,
         {% else %}
         cast(current_timestamp as timestamp) as run_at,
         {% endif %}
-        '{{ var("run_id", "dbt") }}' as run_id,
+        '{{ env_var("FLEETLEDGER_RUN_ID", "dbt") }}' as run_id,
         source,
         day,
         check_name as "check",
@@ -34,7 +34,7 @@ history as (
         count,
         message
     from {{ ref('stg_pipeline__data_health_log') }}
-    where run_id <> '{{ var("run_id", "dbt") }}'
+    where run_id <> '{{ env_var("FLEETLEDGER_RUN_ID", "dbt") }}'
 
 ),
 

@@ -233,7 +233,7 @@ ingest_findings as (
         count,
         message
     from {{ ref('stg_pipeline__ingest_findings') }}
-    where run_id = '{{ var("run_id", "dbt") }}'
+    where run_id = '{{ env_var("FLEETLEDGER_RUN_ID", "dbt") }}'
 
 ),
 

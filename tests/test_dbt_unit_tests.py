@@ -1,0 +1,78 @@
+"""dbt's unit tests (the `unit_tests:` of every `_*__models.yml`: given rows, expected rows), run
+here rather than in each daily build (the pipeline excludes them, as dbt advises for production).
+
+They need every model's relation to exist (dbt reads the input models' columns), so the module
+builds the whole project with `--empty` (every model, zero rows) on a home with the landing
+schema files and a config's tables, then runs the unit tests. No pipeline, no fleet data."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from fleetledger.config import load_config
+from fleetledger.config_tables import write_config_tables
+from ingest.core.landing import write_schema_files
+
+REPO = Path(__file__).resolve().parents[1]
+PROJECT = REPO / "dbt_project"
+
+
+def _unit_tests_in_the_project(target: Path) -> set[str]:
+    manifest = json.loads((target / "manifest.json").read_text())
+    return set(manifest.get("unit_tests", {}))
+
+
+@pytest.fixture(scope="module")
+def unit_results(small_fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from dbt.cli.main import dbtRunner
+    from dbt_in_process import _close_dbt_duckdb
+
+    home = tmp_path_factory.mktemp("dbt_unit")
+    shutil.copy(small_fleet / "fleetledger.yml", home / "fleetledger.yml")
+    write_schema_files(home)
+    write_config_tables(load_config(home / "fleetledger.yml"), home)
+    (home / "build").mkdir()
+    target = home / "dbt_target"
+    common = ["--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)]
+    common += ["--target-path", str(target), "--log-path", str(home / "dbt_logs"), "--quiet"]
+    old = os.environ.get("FLEETLEDGER_HOME")
+    os.environ["FLEETLEDGER_HOME"] = str(home)
+    try:
+        runner = dbtRunner()
+        empty = runner.invoke(["run", "--empty", *common])
+        assert empty.success, f"the empty build failed: {empty.exception}"
+        unit = runner.invoke(["test", "--resource-type", "unit_test", *common])
+    finally:
+        _close_dbt_duckdb()
+        if old is None:
+            os.environ.pop("FLEETLEDGER_HOME", None)
+        else:
+            os.environ["FLEETLEDGER_HOME"] = old
+    return {
+        "success": unit.success,
+        # the project's on-run-start hook runs too; only the unit tests' results count
+        "results": [
+            (r.node.unique_id, str(r.status), r.message)
+            for r in unit.result or []
+            if r.node.unique_id.startswith("unit_test.")
+        ],
+        "declared": _unit_tests_in_the_project(target),
+    }
+
+
+def test_every_unit_test_of_the_project_runs_and_passes(unit_results: dict) -> None:
+    ran = {uid for uid, _status, _msg in unit_results["results"]}
+    # every unit test the yml files declare ran (none skipped by a selector), and there are some
+    assert len(unit_results["declared"]) >= 20
+    assert ran == unit_results["declared"]
+    failed = [f"{uid}: {msg}" for uid, status, msg in unit_results["results"] if status != "pass"]
+    assert not failed, "\n".join(failed)
+    assert unit_results["success"]
+    statuses = Counter(status for _uid, status, _msg in unit_results["results"])
+    assert statuses == {"pass": len(ran)}
