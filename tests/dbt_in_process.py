@@ -29,13 +29,16 @@ def dbt_build(
     *,
     exclude: str | None = None,
     dbt_vars: dict[str, Any] | None = None,
+    run_id: str | None = None,
 ) -> None:
     """Build (and test) `select` into `home`/build/warehouse.duckdb; assert it succeeded, naming
-    the nodes that did not."""
+    the nodes that did not. `run_id` stamps the build's data-health findings, as the pipeline's
+    FLEETLEDGER_RUN_ID does."""
     from dbt.cli.main import dbtRunner
 
     (home / "build").mkdir(parents=True, exist_ok=True)
-    args = ["build", "--select", select]
+    # the unit tests run once, in tests/test_dbt_unit_tests.py
+    args = ["build", "--select", select, "--exclude-resource-type", "unit_test"]
     if exclude:
         args += ["--exclude", exclude]
     args += [
@@ -51,16 +54,20 @@ def dbt_build(
     if dbt_vars:
         args += ["--vars", json.dumps(dbt_vars)]
     args.append("--quiet")
-    old = os.environ.get("FLEETLEDGER_HOME")
-    os.environ["FLEETLEDGER_HOME"] = str(home)
+    env = {"FLEETLEDGER_HOME": str(home)}
+    if run_id is not None:
+        env["FLEETLEDGER_RUN_ID"] = run_id
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         result = dbtRunner().invoke(args)
     finally:
         _close_dbt_duckdb()
-        if old is None:
-            os.environ.pop("FLEETLEDGER_HOME", None)
-        else:
-            os.environ["FLEETLEDGER_HOME"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     failed = [
         f"{r.node.name}: {r.message}"
         for r in (result.result or [])

@@ -180,7 +180,7 @@ def build_edge_fleet(home: Path) -> None:
     for r in readings:
         r.update(x_source="power", x_source_file="meters.csv")
     land(home, "power_readings", "power", f"date={D1}", frame("power_readings", readings))
-    dbt_build(home, "fleetledger", dbt_vars={"run_id": "edge-run"})
+    dbt_build(home, "fleetledger", run_id="edge-run")
 
 
 @pytest.fixture(scope="module")
@@ -378,7 +378,7 @@ def partial_home(home: Path) -> None:
         for m in range(3)
     ]
     land(home, "dcgm_samples", "dcgm", f"date={D2}", frame("dcgm_samples", samples))
-    dbt_build(home, "fleetledger", dbt_vars={"run_id": "partial-run"})
+    dbt_build(home, "fleetledger", run_id="partial-run")
 
 
 def test_partial_fleet_computes_what_it_can_and_names_the_rest(tmp_path: Path) -> None:

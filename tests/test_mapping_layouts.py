@@ -113,7 +113,7 @@ def build(home: Path) -> None:
         slurm_job("51234", "hpc-b", 2, T1, T1 + 4 * HOUR, cluster="c2"),
     ]
     land(home, "slurm_jobs", "slurm", f"date={D2}", frame("slurm_jobs", jobs))
-    dbt_build(home, "fleetledger", dbt_vars={"run_id": "layout-run"})
+    dbt_build(home, "fleetledger", run_id="layout-run")
 
 
 @pytest.fixture(scope="module")

@@ -153,7 +153,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[duckdb.DuckDBPyConn
     ]
     land(home, "focus_lines", "azure-focus", "period=2026-11", frame("focus_lines", lines))
     land(home, "dcgm_samples", "dcgm", f"date={D}", frame("dcgm_samples", mig_samples()))
-    dbt_build(home, "fleetledger", dbt_vars={"run_id": "slurm-as-reported"})
+    dbt_build(home, "fleetledger", run_id="slurm-as-reported")
     con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
     yield con, reports
     con.close()

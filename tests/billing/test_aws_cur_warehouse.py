@@ -96,14 +96,13 @@ def eks_export(root: Path) -> list[dict[str, Any]]:
     return table.to_pylist()
 
 
-def build_billing_marts(home: Path, start: str, end: str) -> None:
+def build_billing_marts(home: Path) -> None:
     """`dbt build` of the billing marts and everything they read (dbt's tests of those models
     included) against `home`, in this process."""
     dbt_build(
         home,
         "+fct_billing +fct_billing_restatements",
         exclude="test_type:singular",
-        dbt_vars={"start_date": start, "end_date": end},
     )
 
 
@@ -156,7 +155,7 @@ def warehouse(
         rows[name] = csv_rows(aws_samples / file)
     ingest_source(cfg, cfg.source("eks-cur"), [date(2026, 11, 1)], home)
     write_config_tables(cfg, home)
-    build_billing_marts(home, "2026-10-30", "2026-11-01")
+    build_billing_marts(home)
     con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
     yield {
         "con": con,

@@ -80,7 +80,7 @@ def wh(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
         for d in range(3)
     ]
     land(home, "focus_lines", "azure-focus", "period=2026-11", frame("focus_lines", lines))
-    dbt_build(home, "fleetledger", dbt_vars={"run_id": "k8s-lifecycle"})
+    dbt_build(home, "fleetledger", run_id="k8s-lifecycle")
     con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
     con.execute("set TimeZone = 'UTC'")
     yield con
