@@ -1,6 +1,7 @@
 """Great Expectations suites of the telemetry and scheduler landings, declared with
-`ingest/core/quality.py`: `dcgm_samples`, `power_readings`, `node_gpu_power_hourly`, `slurm_jobs`,
-`k8s_pods`, `kueue_workloads`, `k8s_gpu_requests`, `run_log_checkpoints`.
+`ingest/core/quality.py`: `dcgm_samples`, `inference_samples`, `power_readings`,
+`node_gpu_power_hourly`, `slurm_jobs`, `k8s_pods`, `kueue_workloads`, `k8s_gpu_requests`,
+`run_log_checkpoints`.
 
 Every suite checks the landing schema's columns and their types, the keys that must be set, a
 unique key, and the rules of its source:
@@ -14,7 +15,8 @@ unique key, and the rules of its source:
 - monotonic time per series: `prepare` adds `x_time_increasing` (each row's time is
   later than the previous landed row of its series, in landed order) before validating, and
   the suite expects it to be true. A series is a GPU metric (host, gpu, uuid, MIG instance,
-  metric, hpc_job, pod), a meter (site, meter), a rollup host, or a pod's GPU request.
+  metric, hpc_job, pod), a vLLM series (every label column of inference_samples), a meter
+  (site, meter), a rollup host, or a pod's GPU request.
 
 Rows a reader rejected never reach these suites: they are in the source's quarantine partition
 (`quarantine_counts` reads its reasons and counts for the checks' metadata).
@@ -69,6 +71,20 @@ SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "dcgm_samples": (
         "time",
         ("host", "gpu", "uuid", "mig_instance", "metric", "hpc_job", "namespace", "pod"),
+    ),
+    "inference_samples": (
+        "time",
+        (
+            "host",
+            "namespace",
+            "pod",
+            "container",
+            "model_name",
+            "metric",
+            "le",
+            "finished_reason",
+            "labels",
+        ),
     ),
     "power_readings": ("time", ("site", "meter")),
     "node_gpu_power_hourly": ("time", ("host",)),
@@ -125,6 +141,15 @@ SUITES: tuple[Suite, ...] = (
             "gpu": (0, None),
             **{col: (low, high) for col, (_, low, high) in DCGM_VALUE_GROUPS.items()},
         },
+        extra=_monotonic,
+    ),
+    Suite(
+        table="inference_samples",
+        columns=schema_columns("inference_samples"),
+        not_null=("time", "metric", "value", *_LINEAGE_SET),
+        # counters, histogram series and gauges are never negative (the reader quarantines
+        # what is); kv_cache_usage_perc is a fraction (derived column: `prepare`)
+        ranges={"value": (0, None), "value_kv_cache_usage": (0, 1)},
         extra=_monotonic,
     ),
     Suite(
@@ -237,8 +262,15 @@ def prepare(df: pl.DataFrame, table: str) -> pl.DataFrame:
     - `x_time_increasing` (tables with series): whether each row's time is later than the
       previous row of its series in landed order (the first row of a series: true);
     - dcgm_samples: `value_percent_metrics`, `value_ratio_metrics`,
-      `value_non_negative_metrics` — `value` where the row's metric is in the group, else null.
+      `value_non_negative_metrics` — `value` where the row's metric is in the group, else null;
+    - inference_samples: `value_kv_cache_usage` — `value` of vllm:kv_cache_usage_perc rows.
     """
+    if table == "inference_samples":
+        df = df.with_columns(
+            value_kv_cache_usage=pl.when(pl.col("metric") == "vllm:kv_cache_usage_perc").then(
+                pl.col("value")
+            )
+        )
     if table == "dcgm_samples":
         df = df.with_columns(
             pl.when(pl.col("metric").is_in(list(metrics))).then(pl.col("value")).alias(col)

@@ -31,13 +31,8 @@ from ingest.core.common import ReadResult, file_mtime, quarantine_from, to_utc_d
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
 from ingest.core.text import blank_invalid_lines
-from ingest.telemetry.dcgm_labels import (
-    SENTINEL_MIN,
-    TABLE,
-    finish_rows,
-    is_sentinel,
-    resolve_series,
-)
+from ingest.telemetry.dcgm_labels import DCGM_SHAPE, SENTINEL_MIN, TABLE
+from ingest.telemetry.series_shape import SeriesShape
 
 __all__ = ["FORMATS", "SENTINEL_MIN", "TABLE", "parse_text", "read_dcgm_text"]
 
@@ -72,7 +67,9 @@ def _unescape(v: pl.Expr) -> pl.Expr:
     )
 
 
-def _series_table(keys: pl.Series, node_label: str | None) -> pl.DataFrame:
+def _series_table(
+    keys: pl.Series, node_label: str | None, shape: SeriesShape = DCGM_SHAPE
+) -> pl.DataFrame:
     """Parse each distinct series key (`name{k="v",...`) once: metric, labels, reject reason."""
     s = pl.DataFrame({"key": keys}).with_row_index("sid")
     # every `k="v"` pair of every series, long: (sid, k, v)
@@ -95,7 +92,7 @@ def _series_table(keys: pl.Series, node_label: str | None) -> pl.DataFrame:
         metric=pl.col("key").str.extract(rf"^({_NAME})", 1),
         ok=pl.col("key").str.contains(_SERIES_OK),
     )
-    resolved = resolve_series(series, pairs, node_label)
+    resolved = shape.resolve(series, pairs, node_label)
     return s.select("sid", "key").join(resolved, on="sid", how="left")
 
 
@@ -196,14 +193,16 @@ def parse_text(
     node_label: str | None = None,
     fmt: str = "prometheus_text",
     window: tuple[datetime, datetime] | None = None,
+    shape: SeriesShape = DCGM_SHAPE,
 ) -> ReadResult:
     """Parse exposition text already in memory, plain or gzip-compressed (see
     `read_dcgm_text` for a file). `window` = [a, b): the times the file's day allows; when
-    `default_time` is outside it, the samples without a timestamp are quarantined."""
+    `default_time` is outside it, the samples without a timestamp are quarantined. `shape`:
+    the landing table and its label rules (default DCGM's; vLLM: ingest/telemetry/vllm.py)."""
     if fmt not in TEXT_FORMATS:
         raise IngestError(f"dcgm format {fmt!r} is not a text exposition format", file=file)
     if not data or data.isspace():
-        return ReadResult(empty_frame(TABLE), empty_quarantine(), files=[file])
+        return ReadResult(empty_frame(shape.table), empty_quarantine(), files=[file])
     # lines with bytes that are not UTF-8 are emptied here and quarantined below; a plain text
     # is checked at once (one decode), a gzip one only when polars refuses it
     invalid: pl.DataFrame | None = None
@@ -269,25 +268,29 @@ def parse_text(
         if bad.height:
             rejected.append(bad)
 
-    # drop DCGM blank sentinels
+    # drop blank values (DCGM's sentinels)
     sentinels = 0
     parts = [good] if good_slow is None else [good, good_slow]
+    blank = shape.blank
     for i, part in enumerate(parts):
-        n = part.select(is_sentinel(pl.col("value")).sum()).item() if part.height else 0
-        if n:
-            parts[i] = part.filter(~is_sentinel(pl.col("value")))
+        n = part.select(blank(pl.col("value")).sum()).item() if part.height and blank else 0
+        if n and blank is not None:
+            parts[i] = part.filter(~blank(pl.col("value")))
             sentinels += n
 
     # 3. parse each series once, join back (fast rows by categorical code, slow ones by key)
-    series = _series_table(keys.get_column("key"), node_label).drop("sid")
+    series = _series_table(keys.get_column("key"), node_label, shape).drop("sid")
     by_code = keys.join(series, on="key", how="left").drop("key")
     good = parts[0].join(by_code, on="code", how="left", maintain_order="left").drop("code")
     if good_slow is not None:
-        slow_series = _series_table(parts[1].get_column("key").unique(), node_label).drop("sid")
+        slow_keys = parts[1].get_column("key").unique()
+        slow_series = _series_table(slow_keys, node_label, shape).drop("sid")
         good_slow = parts[1].join(slow_series, on="key", how="left", maintain_order="left")
         good = pl.concat([good, good_slow.drop("key")], how="vertical_relaxed").sort(
             "x_line_number"
         )
+    # series the shape skips (resolved to no metric and no reject reason: vLLM's python_gc_*)
+    good = good.filter(pl.col("metric").is_not_null() | pl.col("reject").is_not_null())
     if good.select(pl.col("reject").is_not_null().any()).item():
         if lines is None:
             lines = text_lines(data)
@@ -327,7 +330,7 @@ def parse_text(
     good = good.with_columns(
         time=ts_us.fill_null(default_us).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
     )
-    rows = finish_rows(good, source=source, file=file)
+    rows = shape.finish(good, source=source, file=file)
     if invalid is not None:
         rejected.append(
             invalid.select(

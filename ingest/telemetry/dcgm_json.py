@@ -29,13 +29,8 @@ from ingest.core.common import ReadResult, quarantine_from, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
 from ingest.core.text import decode_text, strict_text
-from ingest.telemetry.dcgm_labels import (
-    TABLE,
-    finish_rows,
-    is_sentinel,
-    json_label_pairs,
-    resolve_series,
-)
+from ingest.telemetry.dcgm_labels import DCGM_SHAPE, json_label_pairs
+from ingest.telemetry.series_shape import SeriesShape
 
 _STRUCTURE = '[{"metric": "JSON", "values": "VARCHAR[][]", "value": "VARCHAR[]"}]'
 _QUERY = f"""
@@ -127,20 +122,22 @@ def parse_prometheus_json(
     file: str,
     node_label: str | None = None,
     window: tuple[datetime, datetime] | None = None,
+    shape: SeriesShape = DCGM_SHAPE,
 ) -> ReadResult:
     """Parse one or more Prometheus API responses already in memory. With `window` = (a, b),
-    only samples with a <= time < b are kept (and counted, blank or rejected)."""
+    only samples with a <= time < b are kept (and counted, blank or rejected). `shape`: the
+    landing table and its label rules (default DCGM's; vLLM: ingest/telemetry/vllm.py)."""
     # one JSON document: a byte that is not UTF-8 is an error naming the file and line
     text = strict_text(decode_text(data, file), file) if isinstance(data, bytes) else data
     if not text.strip():
-        return ReadResult(empty_frame(TABLE), empty_quarantine(), files=[file])
+        return ReadResult(empty_frame(shape.table), empty_quarantine(), files=[file])
     pts = samples_frame(text, file)
     if pts.height == 0:
-        return ReadResult(empty_frame(TABLE), empty_quarantine(), files=[file])
+        return ReadResult(empty_frame(shape.table), empty_quarantine(), files=[file])
     series = pts.select("sid", "metric_json").unique("sid", keep="first").sort("sid")
     pairs = json_label_pairs(series, "metric_json")
     names = pairs.filter(pl.col("k") == "__name__").select("sid", metric="v")
-    resolved = resolve_series(
+    resolved = shape.resolve(
         series.select("sid").join(names, on="sid", how="left").with_columns(ok=pl.lit(True)),
         pairs,
         node_label,
@@ -164,10 +161,13 @@ def parse_prometheus_json(
             )
         )
         pts = pts.filter(pl.col("secs").is_not_null() & pl.col("value").is_not_null())
-    sentinels = pts.select(is_sentinel(pl.col("value")).sum()).item()
-    if sentinels:
-        pts = pts.filter(~is_sentinel(pl.col("value")))
+    blank = shape.blank
+    sentinels = pts.select(blank(pl.col("value")).sum()).item() if blank else 0
+    if sentinels and blank is not None:
+        pts = pts.filter(~blank(pl.col("value")))
     pts = pts.join(resolved, on="sid", how="left", maintain_order="left")
+    # series the shape skips (resolved to no metric and no reject reason: vLLM's python_gc_*)
+    pts = pts.filter(pl.col("metric").is_not_null() | pl.col("reject").is_not_null())
     bad = pts.filter(pl.col("reject").is_not_null())
     if bad.height:
         rejected.append(
@@ -184,7 +184,7 @@ def parse_prometheus_json(
         .cast(pl.Datetime("us"))
         .dt.replace_time_zone("UTC")
     )
-    rows = finish_rows(pts, source=source, file=file)
+    rows = shape.finish(pts, source=source, file=file)
     quarantine = pl.concat(rejected).sort("x_line_number") if rejected else empty_quarantine()
     return ReadResult(rows, quarantine, sentinels_dropped=int(sentinels), files=[file])
 

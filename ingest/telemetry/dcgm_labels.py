@@ -24,6 +24,7 @@ import json
 import polars as pl
 
 from ingest.core.landing import polars_schema
+from ingest.telemetry.series_shape import SeriesShape
 
 TABLE = "dcgm_samples"
 
@@ -266,3 +267,7 @@ def resolve_frame(
     )
     out = df.join(series, on=keys, how="left", nulls_equal=True, maintain_order="left")
     return out.drop(keys).join(resolved, on="sid", how="left", maintain_order="left").drop("sid")
+
+
+#: the DCGM readers' shape (ingest/telemetry/series_shape.py): `dcgm_samples`, DCGM blanks dropped
+DCGM_SHAPE = SeriesShape(TABLE, resolve_series, finish_rows, is_sentinel)

@@ -43,7 +43,8 @@ from ingest.core.partitions import land_partition, report_blanks
 from ingest.core.spec import LandContext
 from ingest.telemetry.dcgm_checks import check_samples
 from ingest.telemetry.dcgm_json import parse_prometheus_json
-from ingest.telemetry.dcgm_labels import TABLE
+from ingest.telemetry.dcgm_labels import DCGM_SHAPE
+from ingest.telemetry.series_shape import SeriesShape
 
 #: the metrics int_gpu_samples reads, the energy counter, the XID counter and the fields of
 #: the fleet-health marts (int_health_gpu_samples)
@@ -66,6 +67,21 @@ DEFAULT_METRICS = (
 )
 
 Fetch = Callable[[str], bytes]
+#: the plausibility checks of one chunk's samples (DCGM's: dcgm_checks.check_samples)
+Check = Callable[..., ReadResult]
+
+
+@dataclass(frozen=True)
+class Pull:
+    """What a live pull fills: the landing table's shape, the metrics asked for when option
+    `metrics` is unset, the checks of each chunk, and the folder under `<home>/state/` that
+    holds the checkpoints. `DCGM_PULL` is kind dcgm's; kind inference_metrics has its own
+    (ingest/telemetry/vllm.py)."""
+
+    shape: SeriesShape
+    default_metrics: tuple[str, ...]
+    check: Check
+    state_name: str
 
 
 @dataclass(frozen=True)
@@ -77,6 +93,9 @@ class Chunk:
     @property
     def key(self) -> str:
         return f"{self.metric}-{self.start.strftime('%Y%m%dT%H%M%S')}"
+
+
+DCGM_PULL = Pull(DCGM_SHAPE, DEFAULT_METRICS, check_samples, "dcgm_prometheus")
 
 
 def day_chunks(day: date, metrics: list[str], chunk_seconds: int) -> list[Chunk]:
@@ -181,12 +200,15 @@ def read_prometheus_day(
     options: dict[str, Any] | None = None,
     state_dir: Path | None = None,
     fetch: Fetch | None = None,
+    pull: Pull | None = None,
 ) -> ReadResult:
     """Every sample of the configured metrics with a time on `day` (UTC), chunk by chunk.
     Raises IngestError when a chunk cannot be fetched or parsed; chunks done so far stay
-    checkpointed in `state_dir`."""
+    checkpointed in `state_dir`. `pull`: the kind's table and checks (default DCGM's)."""
     options = options or {}
-    raw_metrics = options.get("metrics") or DEFAULT_METRICS
+    pull = pull or DCGM_PULL
+    table = pull.shape.table
+    raw_metrics = options.get("metrics") or pull.default_metrics
     metrics = [raw_metrics] if isinstance(raw_metrics, str) else [str(m) for m in raw_metrics]
     selector = str(options.get("selector") or "").strip()
     if selector and not selector.startswith("{"):
@@ -207,35 +229,40 @@ def read_prometheus_day(
         done = checkpoints.load(chunk)
         if done is None:
             url = query_url(base_url, chunk, selector)
-            done = check_samples(
+            done = pull.check(
                 parse_prometheus_json(
                     fetch(url),
                     source=source,
                     file=url,
                     node_label=node_label,
                     window=(chunk.start, chunk.end),
+                    shape=pull.shape,
                 ),
                 options=options,
             )
             checkpoints.save(chunk, done)
         results.append(done)
     if not results:
-        return ReadResult(empty_frame(TABLE), empty_quarantine(), files=[base_url])
-    combined = ReadResult.concat(TABLE, results)
+        return ReadResult(empty_frame(table), empty_quarantine(), files=[base_url])
+    combined = ReadResult.concat(table, results)
     combined.files = [base_url]
     return combined
 
 
-def land_prometheus(ctx: LandContext) -> None:
+def land_prometheus(ctx: LandContext, pull: Pull | None = None) -> None:
     """dcgm from a live Prometheus (option `format: prometheus_api`, location = its URL): each
     day is asked for chunk by chunk, checkpointed under
     `<home>/state/dcgm_prometheus/<source>/date=D/` and landed whole; the checkpoints of a
-    landed day are deleted, those of a failed day let the next run resume."""
+    landed day are deleted, those of a failed day let the next run resume. `pull`: another
+    kind's table, checks and state folder (default DCGM's)."""
+    pull = pull or DCGM_PULL
     name, url, report = ctx.source.name, ctx.location, ctx.report
     for day in ctx.days:
         partition = f"date={day.isoformat()}"
-        state = ctx.home / "state" / "dcgm_prometheus" / name / partition
-        result = read_prometheus_day(url, day, source=name, options=ctx.options, state_dir=state)
+        state = ctx.home / "state" / pull.state_name / name / partition
+        result = read_prometheus_day(
+            url, day, source=name, options=ctx.options, state_dir=state, pull=pull
+        )
         report.files_read.extend(result.files)
         report.sentinels_dropped += result.sentinels_dropped
         report_blanks(report, result.sentinels_dropped, day)

@@ -1,4 +1,5 @@
-"""The telemetry source kinds: DCGM GPU metrics and power (facility meters, node GPU rollups).
+"""The telemetry source kinds: DCGM GPU metrics, vLLM serving metrics (`inference_metrics`) and
+power (facility meters, node GPU rollups).
 
 Each `KindSpec` (ingest/core/spec.py) says which tables a kind lands, how it reads and lands
 them, and how its landing is checked; `ingest/registry.py` lists every domain's specs.
@@ -22,6 +23,8 @@ from ingest.telemetry.dcgm_prometheus import land_prometheus
 from ingest.telemetry.power import FORMAT_TABLES as POWER_FORMATS
 from ingest.telemetry.power import read_power
 from ingest.telemetry.tables import TABLES
+from ingest.telemetry.vllm import FILE_FORMATS as INFERENCE_FORMATS
+from ingest.telemetry.vllm import land_inference_prometheus, read_inference
 
 #: the telemetry and scheduler suites register when quality_landed loads
 SUITE_TABLES = quality_landed.TABLES
@@ -38,6 +41,19 @@ def _read_dcgm(path: Path, day: date | None, source: str, options: dict[str, Any
 def _land_dcgm(ctx: LandContext) -> None:
     if ctx.source.options.get("format") == "prometheus_api":
         land_prometheus(ctx)
+    else:
+        land_files(ctx)
+
+
+def _read_inference(
+    path: Path, day: date | None, source: str, options: dict[str, Any]
+) -> ReadResult:
+    return read_inference(path, source=source, options=options, day=day)
+
+
+def _land_inference(ctx: LandContext) -> None:
+    if ctx.source.options.get("format") == "prometheus_api":
+        land_inference_prometheus(ctx)
     else:
         land_files(ctx)
 
@@ -61,6 +77,24 @@ DCGM_OPTIONS = KindOptions(
             "selector",
             "chunk_seconds",
             "node_label",
+            "timeout_seconds",
+            "retries",
+            "bearer_token",
+            "resume",
+        ),
+    },
+    default_format="prometheus_text",
+)
+#: the options of each vLLM metrics format (docs/config.md, "Source options")
+INFERENCE_OPTIONS = KindOptions(
+    common=("day_slack_seconds", "node_label"),
+    formats={
+        **{f: ("scrape_time",) for f in TEXT_FORMATS},
+        **{f: () for f in INFERENCE_FORMATS if f not in TEXT_FORMATS},
+        "prometheus_api": (
+            "metrics",
+            "selector",
+            "chunk_seconds",
             "timeout_seconds",
             "retries",
             "bearer_token",
@@ -93,6 +127,21 @@ DCGM = KindSpec(
     options=DCGM_OPTIONS,
 )
 
+INFERENCE = KindSpec(
+    kind="inference_metrics",
+    group="telemetry",
+    description="vLLM serving metrics (tokens, requests, latency histograms, queue and KV "
+    "cache gauges): scrapes, Prometheus API responses, live Prometheus",
+    tables={"inference_samples": TABLES["inference_samples"]},
+    read=_read_inference,
+    land=_land_inference,
+    day=_sample_day,
+    suite="warning",
+    # a sample: its series (every label) and time
+    unique_key=tuple(c for c, _ in TABLES["inference_samples"] if c != "value"),
+    options=INFERENCE_OPTIONS,
+)
+
 POWER = KindSpec(
     kind="power",
     group="telemetry",
@@ -109,4 +158,4 @@ POWER = KindSpec(
     options=POWER_OPTIONS,
 )
 
-SPECS = (DCGM, POWER)
+SPECS = (DCGM, INFERENCE, POWER)

@@ -1,7 +1,7 @@
 """Schemas of the telemetry landing tables (docs/landing.md): `dcgm_samples` (one row per DCGM
-sample), `power_readings` (facility and IT meters) and `node_gpu_power_hourly` (node GPU power
-rollups). `ingest/core/landing.py` merges `TABLES` into its registry and adds the lineage
-columns. Only pyarrow is imported here."""
+sample), `inference_samples` (one row per vLLM metric sample), `power_readings` (facility and IT
+meters) and `node_gpu_power_hourly` (node GPU power rollups). `ingest/core/landing.py` merges
+`TABLES` into its registry and adds the lineage columns. Only pyarrow is imported here."""
 
 from __future__ import annotations
 
@@ -28,6 +28,21 @@ TABLES: dict[str, list[tuple[str, pa.DataType]]] = {
             "labels",
             STR,
         ),  # the series' other labels, JSON object string (ingest/telemetry/dcgm_labels.py)
+    ],
+    # vLLM serving metrics (kind inference_metrics, ingest/telemetry/vllm.py): one row per
+    # sample of a counter, histogram series (`_bucket` with its `le`, `_sum`, `_count`) or gauge
+    "inference_samples": [
+        ("time", TS),
+        ("host", STR),
+        ("namespace", STR),
+        ("pod", STR),
+        ("container", STR),
+        ("model_name", STR),
+        ("metric", STR),
+        ("le", STR),  # a bucket's upper bound as Prometheus writes it ("0.25", "+Inf")
+        ("finished_reason", STR),
+        ("value", F64),
+        ("labels", STR),  # the series' other labels, JSON object string
     ],
     "power_readings": [
         ("time", TS),
