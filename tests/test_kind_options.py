@@ -51,13 +51,22 @@ READERS: dict[str, list[tuple[str, str | None, str, set[str] | None]]] = {
     "ingest/scheduler/slurm_command.py": [("slurm", None, "sacct://", None)],
     "ingest/scheduler/slurm_events.py": [("slurm", None, "x/*.txt", None)],
     "ingest/scheduler/run_logs.py": [("run_logs", None, "logs/*.out", None)],
-    "ingest/telemetry/kinds.py": [("dcgm", "prometheus_api", "http://prom:9090", None)],
+    "ingest/telemetry/kinds.py": [
+        ("dcgm", "prometheus_api", "http://prom:9090", None),
+        ("inference_metrics", "prometheus_api", "http://prom:9090", None),
+    ],
+    "ingest/telemetry/vllm.py": [
+        ("inference_metrics", "prometheus_text", "x/*.prom", None),
+        ("inference_metrics", "prometheus_range_json", "x/*.json", None),
+    ],
     "ingest/telemetry/dcgm_formats.py": [("dcgm", None, "x/*.prom", None)],
     "ingest/telemetry/dcgm.py": [
         ("dcgm", "prometheus_text", "x/*.prom", None),
         ("dcgm", "openmetrics", "x/*.prom", None),
         # kube-state-metrics scrapes take their default time from dcgm._default_time
         ("kubernetes", "kube_state_metrics", "x/*", {"scrape_time"}),
+        # vLLM scrapes too (ingest/telemetry/vllm.py)
+        ("inference_metrics", "prometheus_text", "x/*.prom", {"scrape_time"}),
     ],
     "ingest/telemetry/dcgm_json.py": [("dcgm", "prometheus_range_json", "x/*.json", None)],
     "ingest/telemetry/dcgm_long.py": [
@@ -65,13 +74,20 @@ READERS: dict[str, list[tuple[str, str | None, str, set[str] | None]]] = {
         ("dcgm", "long_parquet", "x/*.parquet", None),
     ],
     "ingest/telemetry/dcgm_nvsmi.py": [("dcgm", "nvidia_smi_csv", "x/*.csv", None)],
-    "ingest/telemetry/dcgm_prometheus.py": [("dcgm", "prometheus_api", "http://p:9090", None)],
+    "ingest/telemetry/dcgm_prometheus.py": [
+        ("dcgm", "prometheus_api", "http://p:9090", None),
+        ("inference_metrics", "prometheus_api", "http://p:9090", None),
+    ],
     "ingest/telemetry/power.py": [
         ("power", "meter_csv", "x/*.csv", None),
         ("power", "node_gpu_rollup", "x/*.csv", None),
     ],
     "ingest/telemetry/power_rollup.py": [("power", "node_gpu_rollup", "x/*.csv", None)],
-    "ingest/telemetry/dcgm_checks.py": [("dcgm", None, "x/*.prom", None)],
+    "ingest/telemetry/dcgm_checks.py": [
+        ("dcgm", None, "x/*.prom", None),
+        # the day window of vLLM files (ingest/telemetry/vllm.py)
+        ("inference_metrics", None, "x/*.prom", {"day_slack_seconds"}),
+    ],
     "ingest/scheduler/time_rules.py": [("slurm", None, "x/*.txt", None)],
     # option `encoding` of the text readers (ingest/core/text.py: encoding_option)
     "ingest/core/text.py": [

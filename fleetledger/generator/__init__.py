@@ -24,6 +24,7 @@ from fleetledger.generator.power_files import write_power
 from fleetledger.generator.scheduler_files import write_node_events, write_pods, write_sacct
 from fleetledger.generator.telemetry import node_series
 from fleetledger.generator.truth import Truth
+from fleetledger.generator.vllm_files import write_vllm
 
 DEFAULT_START = date(2026, 10, 1)
 IDLE_THRESHOLD = 0.05
@@ -99,6 +100,12 @@ def _config(fleet: Fleet, over_budget: float = 40000.0) -> dict:
                 "kind": "dcgm",
                 "location": "sources/gcp/dcgm/{date}/*.prom.gz",
                 "options": {"format": "prometheus_text", "node_label": "node"},
+            },
+            {
+                "name": "gke-vllm",
+                "kind": "inference_metrics",
+                "location": "sources/gcp/vllm/{date}/*.prom.gz",
+                "options": {"format": "prometheus_text"},
             },
             {
                 "name": "onprem-slurm",
@@ -251,6 +258,7 @@ def generate(
     logs = plan_logs(fleet)
     truth.set_checkpoints(last_checkpoints(logs, fleet))
     onprem_series: dict[str, list] = {}
+    gcp_series: dict[str, list] = {}
     scrape_lines = 0
     for i, node in enumerate(fleet.nodes):
         if progress:
@@ -272,9 +280,12 @@ def generate(
         truth.add_node(node.host, weighted)
         if node.provider == "onprem":
             onprem_series[node.host] = series
+        elif node.provider == "gcp":
+            gcp_series[node.host] = series
     if progress:
         progress("bills, scheduler logs and power meters", len(fleet.nodes), len(fleet.nodes))
     pue = write_power(fleet, "dc1", onprem_series, src / "onprem" / "power")
+    inference_days = write_vllm(fleet, gcp_series, src / "gcp" / "vllm")
     result = truth.finish({("dc1", d): v["pue"] for d, v in pue.items()})
     aws_bill = write_cur(fleet, src / "aws" / "cur" / "fleet-cur")
     gcp_bill = write_gcp(fleet, src / "gcp" / "billing")
@@ -414,6 +425,8 @@ def generate(
             ],
         },
     }
+    # issue 16: per vLLM pod and day, the requests and tokens its metrics count (vllm_files.py)
+    ground_truth["inference_days"] = inference_days
     ground_truth.update(health_truth(fleet, truth, result["runs"]))
     (out / "ground_truth.json").write_text(json.dumps(ground_truth, indent=1))
     return ground_truth

@@ -148,7 +148,9 @@ def _api_response(metric: str, start: datetime) -> bytes:
         "data": {
             "resultType": "matrix",
             # two samples in the chunk, one a minute before it (outside [a, b): dropped)
-            "result": [{"metric": labels, "values": [[t - 60, "0.1"], [t, "0.5"], [t + 60, "0.7"]]}],
+            "result": [
+                {"metric": labels, "values": [[t - 60, "0.1"], [t, "0.5"], [t + 60, "0.7"]]}
+            ],
         },
     }
     return json.dumps(body).encode()

@@ -1,0 +1,92 @@
+"""The generator's vLLM metrics (fleetledger/generator/vllm_files.py) read back by the parser:
+per pod and day, the counters' increases (restart rule, ingest/telemetry/vllm_histograms.py)
+equal the ground truth, which the generator computes from its own increments. A 2-day fleet of
+the default layout, only its GKE nodes' series: no pipeline, a few seconds."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from fleetledger.generator import vllm_files as V
+from fleetledger.generator.fleet import build_fleet
+from fleetledger.generator.model import DAY
+from fleetledger.generator.telemetry import node_series
+from ingest.telemetry.vllm import read_inference
+from ingest.telemetry.vllm_histograms import counter_increases
+
+START = date(2026, 10, 2)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict], object]:
+    fleet = build_fleet(start=START, days=2, seed=1)
+    series = {n.host: node_series(fleet, n) for n in fleet.nodes if n.provider == "gcp"}
+    out = tmp_path_factory.mktemp("vllm")
+    return out, V.write_vllm(fleet, series, out), fleet
+
+
+def _landed(out: Path) -> pl.DataFrame:
+    parts = []
+    for path in sorted(out.glob("*/*.prom.gz")):
+        result = read_inference(
+            path, source="gke-vllm", options={}, day=date.fromisoformat(path.parent.name)
+        )
+        assert result.quarantine.height == 0, result.quarantine
+        parts.append(result.rows)
+    return pl.concat(parts)
+
+
+def test_counter_increases_per_pod_and_day_equal_the_truth(written: tuple) -> None:
+    out, truth, _fleet = written
+    inc = counter_increases(_landed(out)).with_columns(day=pl.col("time").dt.date().cast(pl.String))
+    got = (
+        inc.filter(pl.col("metric").is_in(list(V.COUNTERS_NAMES)))
+        .group_by("pod", "day", "metric")
+        .agg(pl.col("increase").sum())
+    )
+    by = {(p, d, m): int(v) for p, d, m, v in got.iter_rows()}
+    assert len(truth) >= 3  # two servers, one replaced by a rolling update on day 2
+    for row in truth:
+        key = (row["pod"], row["day"])
+        assert by[(*key, "vllm:prompt_tokens_total")] == row["prompt_tokens"]
+        assert by[(*key, "vllm:generation_tokens_total")] == row["generation_tokens"]
+        assert by[(*key, "vllm:request_success_total")] == row["requests"]
+        # prompt tokens are PROMPT_TOKENS_PER_REQUEST per request (800)
+        assert row["prompt_tokens"] == 800 * row["requests"]
+
+
+def test_one_server_restarts_and_its_counters_fall_back(written: tuple) -> None:
+    out, truth, fleet = written
+    assert sum(r["restarts"] for r in truth) == 1
+    restarted = next(r for r in truth if r["restarts"])
+    # the restart is on day 2 (the first scrape at or after day 2 06:00 UTC)
+    assert restarted["day"] == "2026-10-03"
+    rows = (
+        _landed(out)
+        .filter(
+            (pl.col("pod") == restarted["pod"])
+            & (pl.col("metric") == "vllm:generation_tokens_total")
+        )
+        .sort("time")
+    )
+    values = rows.get_column("value").to_numpy()
+    drops = np.flatnonzero(np.diff(values) < 0)
+    assert drops.size == 1
+    at = rows.item(int(drops[0]) + 1, "time").timestamp()
+    assert fleet.t0 + V.RESTART_AFTER <= at < fleet.t0 + V.RESTART_AFTER + fleet.scrape_interval
+    assert fleet.t0 + DAY <= at
+
+
+def test_tokens_follow_utilisation_with_the_fixed_constant(written: tuple) -> None:
+    out, truth, fleet = written
+    # generation tokens of an interval = 600 tokens/GPU-s x the GPUs' summed utilisation x 60 s;
+    # GKE's DCGM reports integer percent, so each interval is 360 x the summed percent
+    rows = _landed(out).filter(pl.col("metric") == "vllm:generation_tokens_total")
+    inc = counter_increases(rows).drop_nulls("increase")
+    assert (inc.get_column("increase") % 360 == 0).all()
+    assert fleet.scrape_interval == 60 and V.TOKENS_PER_GPU_SECOND == 600
