@@ -5,6 +5,7 @@ the default layout, only its GKE nodes' series: no pipeline, a few seconds."""
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from fleetledger.generator.fleet import build_fleet
 from fleetledger.generator.model import DAY
 from fleetledger.generator.telemetry import node_series
 from ingest.telemetry.vllm import read_inference
-from ingest.telemetry.vllm_histograms import counter_increases
+from ingest.telemetry.vllm_histograms import counter_increases, histogram_quantile
 
 START = date(2026, 10, 2)
 
@@ -90,3 +91,25 @@ def test_tokens_follow_utilisation_with_the_fixed_constant(written: tuple) -> No
     inc = counter_increases(rows).drop_nulls("increase")
     assert (inc.get_column("increase") % 360 == 0).all()
     assert fleet.scrape_interval == 60 and V.TOKENS_PER_GPU_SECOND == 600
+
+
+def test_ttft_quantiles_of_a_day_follow_the_fixed_bucket_shares(written: tuple) -> None:
+    out, truth, _fleet = written
+    inc = counter_increases(
+        _landed(out).filter(pl.col("metric") == "vllm:time_to_first_token_seconds_bucket")
+    ).with_columns(day=pl.col("time").dt.date().cast(pl.String))
+    days = inc.group_by("pod", "day", "le").agg(pl.col("increase").sum())
+    for row in truth:
+        got = days.filter((pl.col("pod") == row["pod"]) & (pl.col("day") == row["day"]))
+        buckets = [
+            (math.inf if le == "+Inf" else float(le), float(n))
+            for le, n in got.select("le", "increase").iter_rows()
+        ]
+        # every request is one observation
+        assert max(n for _, n in buckets) == row["requests"]
+        # shares 10 / 35 / 75 / 92 / 98 / 99.5 % by 0.05 / 0.1 / 0.25 / 0.5 / 1 / 2.5 s:
+        # p50 in (0.1, 0.25]: 0.1 + 0.15 x (0.50 - 0.35) / (0.75 - 0.35) = 0.15625;
+        # p95 in (0.5, 1.0]: 0.5 + 0.5 x (0.95 - 0.92) / (0.98 - 0.92) = 0.75 (the floors of
+        # each scrape's bucket counts move them by well under 1 ms)
+        assert histogram_quantile(0.5, buckets) == pytest.approx(0.15625, abs=1e-3)
+        assert histogram_quantile(0.95, buckets) == pytest.approx(0.75, abs=1e-3)
