@@ -131,13 +131,27 @@ def test_xid_spike_against_trailing_baseline() -> None:
     n2 = [5, 5, 5, 5, 5, 5, 5, 6]
     n3 = [0, 0, 1, 0, 0, 0, 0, 0]  # one stray XID 63 (not fatal) on a clean node
     n4 = [0, 0, 0, 1, 0, 0, 0, 0]  # one XID 79 (fatal: the GPU fell off the bus)
-    rows = [{"day": x, "host": "n1", "xid_count": c, "fatal_xid_count": 0,
-             "down_cost": 40.0 if i == 7 else 0.0}
-            for i, (x, c) in enumerate(zip(d, n1, strict=True))]
+    rows = [
+        {
+            "day": x,
+            "host": "n1",
+            "xid_count": c,
+            "fatal_xid_count": 0,
+            "down_cost": 40.0 if i == 7 else 0.0,
+        }
+        for i, (x, c) in enumerate(zip(d, n1, strict=True))
+    ]
     for host, counts, fatal in (("n2", n2, False), ("n3", n3, False), ("n4", n4, True)):
-        rows += [{"day": x, "host": host, "xid_count": c,
-                  "fatal_xid_count": c if fatal else 0, "down_cost": 0.0}
-                 for x, c in zip(d, counts, strict=True)]
+        rows += [
+            {
+                "day": x,
+                "host": host,
+                "xid_count": c,
+                "fatal_xid_count": c if fatal else 0,
+                "down_cost": 0.0,
+            }
+            for x, c in zip(d, counts, strict=True)
+        ]
     frame = pl.DataFrame(rows)  # fmt: skip
     alerts = rules.xid_spike_alerts(frame, XidSpikeRule(kind="xid_spike"), "xid", THROUGH)
     # defaults (factor 3, min_count 2, fatal_min_count 1, baseline 7 days):
