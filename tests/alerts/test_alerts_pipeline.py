@@ -167,7 +167,9 @@ def test_the_demo_fleet_raises_its_alerts(alert_home: dict[str, Any]) -> None:
     ]
     assert "8 GPUs (0, 1, 2, 3, 4, 5, 6, 7)" in down[0]["title"]
     down_cost = [
-        r for r in truth["idle_by_day_host_cause"] if r["host"] == host and r["cause"] == "down"
+        r
+        for r in alert_home["truth"]["idle_by_day_host_cause"]
+        if r["host"] == host and r["cause"] == "down"
     ]
     assert down[0]["amount"] == pytest.approx(sum(r["cost"] for r in down_cost), abs=0.05)
     status = alert_home["first"]["main.fct_budget_status"]
