@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 GR_ENGINE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -51,23 +52,31 @@ def _seconds(ts: pd.Series) -> pd.Series:
 
 
 def load_samples(files: Sequence[Path]) -> pd.DataFrame:
-    """One row per GPU and sample time: uuid, host, t (epoch s), utilization, hpc_job."""
+    """One row per GPU and sample time: gpu_uuid, host, t (epoch s), utilization, hpc_job.
+    Only the utilisation fields (and XID errors, to refuse fatal ones) are read, strings as
+    categoricals: 100 M long rows fit in a few GiB."""
     cols = ["timestamp", "hostname", "uuid", "metric", "value", "hpc_job"]
-    raw = pd.concat([pd.read_parquet(f, columns=cols) for f in files], ignore_index=True)
-    if "GPU_I_ID" in raw.columns:
+    table = pq.ParquetDataset(
+        [str(f) for f in files], filters=[("metric", "in", [GR_ENGINE, GPU_UTIL, XID])]
+    ).read(columns=cols)
+    if "GPU_I_ID" in pq.read_schema(files[0]).names:
         raise OutOfScope("MIG instances")
+    raw = table.to_pandas(strings_to_categorical=True)
+    del table
     xid = raw[(raw["metric"] == XID) & raw["value"].isin(FATAL_XIDS)]
     if len(xid):
         raise OutOfScope(f"{len(xid)} fatal XID samples")
-    util = raw[raw["metric"].isin([GR_ENGINE, GPU_UTIL])].copy()
-    util["t"] = _seconds(pd.to_datetime(util["timestamp"], utc=True))
-    wide = util.groupby(["uuid", "hostname", "t", "metric"])["value"].max().unstack("metric")
+    util = raw[raw["metric"] != XID]
+    util = util.assign(t=_seconds(pd.to_datetime(util["timestamp"], utc=True)))
+    keys = ["uuid", "hostname", "t"]
+    wide = util.groupby([*keys, "metric"], observed=True)["value"].max().unstack("metric")
     for m in (GR_ENGINE, GPU_UTIL):
         if m not in wide.columns:
             wide[m] = np.nan
     wide["utilization"] = wide[GR_ENGINE].fillna(wide[GPU_UTIL] / 100.0)
-    jobs = util.dropna(subset=["hpc_job"]).groupby(["uuid", "hostname", "t"])["hpc_job"].first()
+    jobs = util.dropna(subset=["hpc_job"]).groupby(keys, observed=True)["hpc_job"].first()
     out = wide[["utilization"]].join(jobs).reset_index()
+    out.columns.name = None
     return out.rename(columns={"uuid": "gpu_uuid", "hostname": "host"})
 
 
@@ -131,9 +140,9 @@ def gpu_hour_states(
     """GPU-hour states (every sampled GPU x every hour of [window_start, window_end)) and each
     job's busy / allocated-idle GPU-hours."""
     s = load_samples(dcgm_files).sort_values(["gpu_uuid", "t"], ignore_index=True)
-    s["next_t"] = s.groupby("gpu_uuid")["t"].shift(-1)
+    s["next_t"] = s.groupby("gpu_uuid", observed=True)["t"].shift(-1)
     gaps = s["next_t"] - s["t"]
-    median = gaps[gaps > 0].groupby(s["gpu_uuid"]).median()
+    median = gaps[gaps > 0].groupby(s["gpu_uuid"], observed=True).median()
     stale = (
         pd.Series(float(stale_after_seconds), index=median.index)
         if stale_after_seconds
@@ -152,16 +161,18 @@ def gpu_hour_states(
     # which job held which GPU: its hpc_job label, on its hosts, inside its window
     jobs = load_jobs(sacct_files, window_end)
     labels = s.dropna(subset=["hpc_job"])[["gpu_uuid", "host", "t", "hpc_job"]]
-    ev = labels.merge(jobs, left_on="hpc_job", right_on="job_id_raw")
+    job_hosts = jobs.explode("hosts").rename(columns={"hosts": "host"})
+    ev = labels.astype({"hpc_job": str, "host": str}).merge(
+        job_hosts, left_on=["hpc_job", "host"], right_on=["job_id_raw", "host"]
+    )
     ev = ev[(ev["t"] >= ev["t_from"]) & (ev["t"] < ev["t_to"])]
-    ev = ev[[h in hs for h, hs in zip(ev["host"], ev["hosts"], strict=True)]]
     held = ev.drop_duplicates(["run_id", "gpu_uuid"])[["run_id", "gpu_uuid", "t_from", "t_to"]]
     held = held.assign(
         t_from=np.maximum(held["t_from"], window_start),
         t_to=np.minimum(held["t_to"], window_end),
     )
     held = held[held["t_to"] > held["t_from"]].sort_values(["gpu_uuid", "t_from"])
-    if (held["t_from"] < held.groupby("gpu_uuid")["t_to"].shift(1)).any():
+    if (held["t_from"] < held.groupby("gpu_uuid", observed=True)["t_to"].shift(1)).any():
         raise OutOfScope("a GPU held by two jobs at once (time-sliced)")
     run_hours = _by_hour(held.reset_index(drop=True), "t_from", "t_to")
     run_hours = run_hours.rename(columns={"piece_start": "hs", "piece_end": "he"})
@@ -174,7 +185,7 @@ def gpu_hour_states(
         np.minimum(ov["piece_end"], ov["he"]) - np.maximum(ov["piece_start"], ov["hs"])
     ).clip(lower=0)
     ov["busy_cov"] = ov["seconds"].where(ov["is_busy"], 0.0)
-    covered = ov.groupby(["run_id", "gpu_uuid", "hour_epoch", "hs"], as_index=False)[
+    covered = ov.groupby(["run_id", "gpu_uuid", "hour_epoch", "hs"], as_index=False, observed=True)[
         ["seconds", "busy_cov"]
     ].sum()
     rh = run_hours.merge(covered, on=["run_id", "gpu_uuid", "hour_epoch", "hs"], how="left")
@@ -188,15 +199,21 @@ def gpu_hour_states(
     per_run["busy_gpu_hours"] = per_run.pop("busy_seconds") / HOUR
     per_run["allocated_idle_gpu_hours"] = per_run.pop("allocated_idle_seconds") / HOUR
 
-    gpu_held = rh.groupby(["gpu_uuid", "hour_epoch"])[
+    gpu_held = rh.groupby(["gpu_uuid", "hour_epoch"], observed=True)[
         ["busy_seconds", "allocated_idle_seconds", "unobserved"]
     ].sum()
-    covered_gpu = pieces.groupby(["gpu_uuid", "hour_epoch"])["seconds"].sum()
+    covered_gpu = pieces.groupby(["gpu_uuid", "hour_epoch"], observed=True)["seconds"].sum()
     hours = np.arange(window_start, window_end, HOUR)
     spine = pd.MultiIndex.from_product(
-        [sorted(s["gpu_uuid"].unique()), hours], names=["gpu_uuid", "hour_epoch"]
+        [sorted(s["gpu_uuid"].astype(str).unique()), hours], names=["gpu_uuid", "hour_epoch"]
     )
-    g = pd.DataFrame(index=spine).join(covered_gpu.rename("covered")).join(gpu_held).fillna(0.0)
+    per_gpu_hour = pd.concat([covered_gpu.rename("covered"), gpu_held], axis=1).reset_index()
+    per_gpu_hour["gpu_uuid"] = per_gpu_hour["gpu_uuid"].astype(str)
+    g = (
+        pd.DataFrame(index=spine)
+        .join(per_gpu_hour.set_index(["gpu_uuid", "hour_epoch"]))
+        .fillna(0.0)
+    )
     held_covered = g["busy_seconds"] - g["unobserved"] + g["allocated_idle_seconds"]
     g["unallocated_seconds"] = g["covered"] - held_covered + (HOUR - g["covered"] - g["unobserved"])
     g["down_seconds"] = 0.0
