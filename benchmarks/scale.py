@@ -69,6 +69,7 @@ class StageTime:
     rows: int | None = None
     peak_rss: int | None = None
     note: str = ""
+    cpu_seconds: float | None = None
 
 
 @dataclass
@@ -136,7 +137,7 @@ def run_bench(
         written = write_fleet(spec, home, progress)
     result = BenchResult(spec=spec, home=home, written=written)
     result.stages.append(
-        StageTime("generate", t_gen[0], written.dcgm_rows, rss.peak, "sources + config")
+        StageTime("generate", t_gen[0], written.dcgm_rows, rss.peak, "sources + config", t_gen[1])
     )
     pipeline_gpu_stage: float | None = None
 
@@ -159,7 +160,7 @@ def run_bench(
         overhead = t_run[0] - sum(steps.values())
         result.stages.append(StageTime("Dagster and run overhead", overhead))
         result.stages.append(
-            StageTime("pipeline, whole run", t_run[0], written.dcgm_rows, rss.peak)
+            StageTime("pipeline, whole run", t_run[0], written.dcgm_rows, rss.peak, "", t_run[1])
         )
         target = home / "build" / "dbt" / run.run_id
         models = dbt_model_seconds(target)
@@ -191,7 +192,14 @@ def run_bench(
             base = gpu_hour_states(written.dcgm_files, sacct, t0, t1, IDLE_THRESHOLD)
         base_s = t_base[0]
         result.stages.append(
-            StageTime("pandas baseline", base_s, written.gpu_samples, rss.peak, "GPU-hours + runs")
+            StageTime(
+                "pandas baseline",
+                base_s,
+                written.gpu_samples,
+                rss.peak,
+                "GPU-hours + runs",
+                t_base[1],
+            )
         )
         if "pipeline" in stages:
             result.checks["baseline"] = check_baseline(base, home / "warehouse.duckdb")
@@ -205,7 +213,9 @@ def run_bench(
             scanned = scan_gpu_hours(written.dcgm_files, IDLE_THRESHOLD)
         low_s = t_low[0]
         result.stages.append(
-            StageTime("DuckDB scan (lower bound)", low_s, scanned[1], rss.peak, "one group-by")
+            StageTime(
+                "DuckDB scan (lower bound)", low_s, scanned[1], rss.peak, "one group-by", t_low[1]
+            )
         )
 
     if "dcgm_parse" in stages:
@@ -237,7 +247,7 @@ def print_result(r: BenchResult, console: Console) -> None:
         f"{r.written.sacct_rows:,} sacct lines, {r.written.cur_rows:,} CUR lines"
     )
     table = Table(title="fleetledger bench")
-    for col in ("stage", "input rows", "seconds", "rows/s", "peak RSS GiB", "note"):
+    for col in ("stage", "input rows", "seconds", "CPU s", "rows/s", "peak RSS GiB", "note"):
         table.add_column(col, justify="left" if col in ("stage", "note") else "right")
     for st in r.stages:
         rate = f"{st.rows / st.seconds:,.0f}" if st.rows and st.seconds > 0 else ""
@@ -245,6 +255,7 @@ def print_result(r: BenchResult, console: Console) -> None:
             st.name,
             f"{st.rows:,}" if st.rows is not None else "",
             f"{st.seconds:.2f}",
+            f"{st.cpu_seconds:.1f}" if st.cpu_seconds is not None else "",
             rate,
             _gib(st.peak_rss),
             st.note,
@@ -309,7 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         spec.validate()
     except ValueError as e:
         p.error(str(e))
-    console = Console()
+    # a log file or pipe gets the whole table, not 80 columns
+    console = Console(width=None if sys.stdout.isatty() else 132)
     home = args.out or Path(tempfile.mkdtemp(prefix="fleetledger-bench-"))
     if args.out and any(home.iterdir() if home.exists() else ()):
         p.error(f"--out {home} is not empty")

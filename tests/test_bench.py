@@ -193,7 +193,9 @@ def test_bench_reports_every_stage(bench: BenchResult) -> None:
     # the lower bound scans one field: 2 x 288 x 8 samples
     assert bench.stage("DuckDB scan (lower bound)").rows == 4_608
     assert bench.stage("dbt build").seconds > 0
-    assert bench.stage("pipeline, whole run").peak_rss > 100 * 2**20
+    whole = bench.stage("pipeline, whole run")
+    assert whole.peak_rss is not None and whole.peak_rss > 100 * 2**20
+    assert whole.cpu_seconds is not None and whole.cpu_seconds > 0
     assert set(bench.ratios) == {
         "speed-up over the pandas baseline",
         "x the DuckDB scan lower bound",
