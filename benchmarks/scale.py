@@ -241,7 +241,7 @@ def print_result(r: BenchResult, console: Console) -> None:
         f"load average {os.getloadavg()[0]:.1f}"
     )
     console.print(
-        f"fleet: {s.gpus} GPUs ({s.nodes} nodes), {s.days} days from {s.first_day}, a scrape "
+        f"fleet: {s.gpus} GPUs ({s.nodes} nodes), {s.days} day(s) from {s.first_day}, a scrape "
         f"every {s.scrape_s} s, {r.written.jobs} jobs: {r.written.gpu_samples:,} GPU samples, "
         f"{r.written.dcgm_rows:,} long DCGM rows in {len(r.written.dcgm_files)} files, "
         f"{r.written.sacct_rows:,} sacct lines, {r.written.cur_rows:,} CUR lines"

@@ -156,7 +156,7 @@ def plan_jobs(spec: ScaleSpec) -> pl.DataFrame:
     jobs = pl.concat(rows)
     names = hosts(spec)
     return jobs.with_columns(
-        host=pl.col("node").map_elements(lambda n: names[n], return_dtype=pl.String),
+        host=pl.col("node").replace_strict(dict(enumerate(names)), return_dtype=pl.String),
         account=pl.col("account_ix").replace_strict({k: a for k, (a, _) in enumerate(ACCOUNTS)}),
         team=pl.col("account_ix").replace_strict({k: t for k, (_, t) in enumerate(ACCOUNTS)}),
     ).drop("account_ix")
