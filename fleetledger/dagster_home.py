@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 DAGSTER_DIR = "dagster"
 _CONFIG = """\
 # The Dagster instance of this FLEETLEDGER_HOME (written by fleetledger; see docs/operations.md).
@@ -44,7 +46,21 @@ def run_instance(home: Path) -> Any:
     """The persistent DagsterInstance a run of `home` records into: `$DAGSTER_HOME` when set,
     else `$FLEETLEDGER_HOME/dagster/` (created on first use). Dispose of it after the run."""
     from dagster import DagsterInstance
+    from dagster._core.instance.ref import InstanceRef
 
     if os.environ.get("DAGSTER_HOME"):
         return DagsterInstance.get()
-    return DagsterInstance.from_config(str(ensure_dagster_home(home)))
+    path = ensure_dagster_home(home)
+    config = yaml.safe_load((path / "dagster.yaml").read_text()) or {}
+    if any(key in config for key in ("storage", "event_log_storage")):
+        return DagsterInstance.from_config(str(path))  # the operator's own storage
+    # Dagster's default sqlite files, written through one connection per file
+    # (fleetledger/dagster_storage.py); the UI reads the same files with its default storage
+    overrides = {
+        "event_log_storage": {
+            "module": "fleetledger.dagster_storage",
+            "class": "PooledSqliteEventLogStorage",
+            "config": {"base_dir": str(path / "history" / "runs")},
+        }
+    }
+    return DagsterInstance.from_ref(InstanceRef.from_dir(str(path), overrides=overrides))
