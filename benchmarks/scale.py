@@ -37,7 +37,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from benchmarks.baseline.duckdb_scan import scan_gpu_hours
+from benchmarks.baseline.gpu_hours import gpu_hour_states
 from benchmarks.compare import Mismatch, check_baseline, check_planted
+from benchmarks.dcgm_parse import main as dcgm_main
 from benchmarks.measure import (
     PeakRss,
     dbt_model_seconds,
@@ -46,6 +49,7 @@ from benchmarks.measure import (
     stopwatch,
 )
 from benchmarks.scale_fleet import IDLE_THRESHOLD, ScaleSpec, Written, planted_totals, write_fleet
+from fleetledger.pipeline import run_pipeline
 
 STAGES = ("pipeline", "baseline", "lower_bound", "dcgm_parse")
 DEFAULT_STAGES = ("pipeline", "baseline", "lower_bound")
@@ -142,8 +146,6 @@ def run_bench(
     pipeline_gpu_stage: float | None = None
 
     if "pipeline" in stages:
-        from fleetledger.pipeline import run_pipeline
-
         rss = PeakRss()
         say.print(f"running the pipeline over {spec.first_day}..{spec.last_day}")
         with rss.watching(), stopwatch() as t_run:
@@ -179,8 +181,6 @@ def run_bench(
 
     base_s: float | None = None
     if "baseline" in stages:
-        from benchmarks.baseline.gpu_hours import gpu_hour_states
-
         t0 = datetime.combine(spec.first_day, datetime.min.time(), UTC).timestamp()
         t1 = (
             datetime.combine(spec.last_day + timedelta(days=1), datetime.min.time(), UTC)
@@ -206,8 +206,6 @@ def run_bench(
 
     low_s: float | None = None
     if "lower_bound" in stages:
-        from benchmarks.baseline.duckdb_scan import scan_gpu_hours
-
         rss = PeakRss()
         with rss.watching(), stopwatch() as t_low:
             scanned = scan_gpu_hours(written.dcgm_files, IDLE_THRESHOLD)
@@ -219,8 +217,6 @@ def run_bench(
         )
 
     if "dcgm_parse" in stages:
-        from benchmarks.dcgm_parse import main as dcgm_main
-
         with stopwatch() as t_parse:
             dcgm_main(["--samples", str(dcgm_samples), "--repeat", "1"])
         result.stages.append(StageTime("DCGM text parse", t_parse[0], dcgm_samples))
