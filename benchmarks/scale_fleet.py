@@ -31,7 +31,7 @@ import polars as pl
 import yaml
 
 from fleetledger.generator.bill_files import write_cur
-from fleetledger.generator.model import DAY, Fleet, Node, Run, stable_hex
+from fleetledger.generator.model import DAY, Fleet, Node, Run, inventory_entry, stable_hex
 from fleetledger.generator.scheduler_files import write_node_events, write_sacct
 
 GPUS_PER_NODE = 8
@@ -291,19 +291,7 @@ def config(spec: ScaleSpec, fleet: Fleet) -> dict:
                 "options": {"format": "long_parquet"},
             },
         ],
-        "inventory": [
-            {
-                "host": n.host,
-                "resource_id": n.resource_id,
-                "provider": n.provider,
-                "site": n.site,
-                "instance_type": n.instance_type,
-                "gpus": n.gpus,
-                "gpu_model": n.gpu_model,
-                "cluster": n.cluster,
-            }
-            for n in fleet.nodes
-        ],
+        "inventory": [inventory_entry(n) for n in fleet.nodes],
         "teams": [
             {"team": team, "owners": [f"{account}-lead"], "match": {"slurm_account": [account]}}
             for account, team in ACCOUNTS
