@@ -5,7 +5,7 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 VENV := .venv
 
-.PHONY: demo test test-fast lint app uv sync sync-dev system-deps clean
+.PHONY: demo test test-fast lint app bench uv sync sync-dev system-deps clean
 
 uv:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || \
@@ -46,6 +46,11 @@ lint: sync-dev
 
 app: sync
 	$(VENV)/bin/fleetledger app
+
+# the scale benchmark (docs/performance.md): 1,024 GPUs x 7 days x 30 s by default; options in
+# BENCH_ARGS, e.g. make bench BENCH_ARGS="--gpus 128 --days 2 --scrape-interval 60"
+bench: sync
+	$(VENV)/bin/fleetledger bench $(BENCH_ARGS)
 
 clean:
 	rm -rf data dbt_project/target dbt_project/logs .pytest_cache .ruff_cache

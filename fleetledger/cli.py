@@ -472,11 +472,12 @@ def cmd_app(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """`python -m benchmarks.dcgm_parse` (benchmarks/ lives beside the package, not in it)."""
+    """`python -m benchmarks.scale`: the scale benchmark, with the DCGM text parse as one of
+    its stages (benchmarks/ lives beside the package, not in it; docs/performance.md)."""
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
     try:
-        from benchmarks.dcgm_parse import main as bench_main
+        from benchmarks.scale import main as bench_main
     except ImportError as e:
         raise CliError(f"benchmarks are not available here ({e}); run from a checkout") from None
     extra = list(args.bench_args)
@@ -607,7 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
     # every option goes to the benchmark's own parser (`fleetledger bench --help` is its help)
     p = sub.add_parser(
         "bench",
-        help="benchmark: DCGM text parsing vs prometheus_client (docs/benchmarks.md)",
+        help="scale benchmark: generate N GPUs x D days, time the pipeline stage by stage "
+        "against a pandas baseline and a DuckDB scan (docs/performance.md)",
         prefix_chars="+",
         add_help=False,
     )

@@ -144,8 +144,12 @@ class XidSpikeRule(_Rule):
     factor: float = Field(default=3, gt=1)
     # the trailing baseline: the node's mean daily XID count over this many days before
     baseline_days: int = Field(default=7, ge=1)
-    # a day with fewer XIDs is never a spike (a clean node's first XID is one, by default)
-    min_count: int = Field(default=1, ge=1)
+    # a day needs at least this many XIDs to be a spike: a single stray XID on a clean node
+    # (baseline 0) pages no one
+    min_count: int = Field(default=2, ge=1)
+    # ... or at least this many fatal XIDs (dbt var `fatal_xids`: 79, 48, 95, 119, 120), so one
+    # GPU falling off the bus does page; null: fatal XIDs count like the others
+    fatal_min_count: int | None = Field(default=1, ge=1)
 
 
 class GpuDownRule(_Rule):

@@ -28,6 +28,10 @@ class ForecastSettings(BaseModel):
     # short: every origin keeps two full weeks to train on)
     backtest_windows: int = Field(default=3, ge=1, le=12)
     backtest_horizon_days: int = Field(default=SEASON_DAYS, ge=1, le=28)
+    # a series ends at the last day every feed of it delivered (a billing export a day behind
+    # ends the spend series a day early); a feed further behind the last accounted day than
+    # this is not waited for (it stopped; its missing days are reported as gaps)
+    max_feed_lag_days: int = Field(default=3, ge=0, le=60)
 
     @model_validator(mode="after")
     def _room_to_backtest(self) -> ForecastSettings:

@@ -14,9 +14,11 @@ import pytest
 
 from fleetledger.config import ConfigError, parse_config
 from fleetledger.config_forecast import ForecastSettings
+from fleetledger.forecasting.build import forecast_by_end
 from fleetledger.forecasting.capacity import capacity_frame, runway_day
 from fleetledger.forecasting.forecast import forecast_series, horizon_days, quarter_end
-from fleetledger.forecasting.series import peak_gpus_sql
+from fleetledger.forecasting.freshness import FEED_SCHEMA, series_ends
+from fleetledger.forecasting.series import SCHEMA, FleetSeries, densify, peak_gpus_sql
 
 START = date(2026, 1, 5)  # a Monday
 LAST = START + timedelta(days=55)
@@ -232,3 +234,115 @@ def test_forecast_config_is_validated(tmp_path) -> None:  # type: ignore[no-unty
         parse_config({"forecast": {"min_history_days": 10}}, tmp_path / "fleetledger.yml")
     with pytest.raises(ConfigError, match="forecast.horizon"):
         parse_config({"forecast": {"horizon": 30}}, tmp_path / "fleetledger.yml")
+
+
+# --------------------------------------------------------------------------------------------
+# data freshness: where each series ends, and the days missing inside it (freshness.py)
+
+D0 = date(2026, 10, 1)
+
+
+def _feed(feed: str, series: list[str], days: list[date]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "feed": [feed] * len(series) * len(days),
+            "series": [s for s in series for _ in days],
+            "day": days * len(series),
+        },
+        schema=FEED_SCHEMA,
+    )
+
+
+def _span(first: int, last: int, skip: tuple[int, ...] = ()) -> list[date]:
+    return [D0 + timedelta(days=i) for i in range(first, last + 1) if i not in skip]
+
+
+def test_series_end_at_the_last_day_every_feed_delivered_and_gaps_are_named() -> None:
+    # raw rows as the marts hold them, Oct 1..10: total spend 100 a day but none on Oct 5 (the
+    # CUR missed it) and none on Oct 7 (nothing ran: every feed delivered Oct 7, a real 0); the
+    # CUR has not delivered Oct 10 yet, so the spend rows of Oct 10 hold GCP only (40);
+    # gpu_hours 50 a day through Oct 10
+    spend_y = {i: 100.0 for i in range(10) if i not in (4, 6)} | {9: 40.0}
+    raw = pl.concat(
+        [
+            pl.DataFrame(
+                {"series": "spend", "scope": "total",
+                 "day": [D0 + timedelta(days=i) for i in spend_y], "y": list(spend_y.values())},
+                schema=SCHEMA,
+            ),
+            pl.DataFrame(
+                {"series": "gpu_hours", "scope": "total", "day": _span(0, 9), "y": [50.0] * 10},
+                schema=SCHEMA,
+            ),
+        ]
+    )  # fmt: skip
+    feeds = pl.concat(
+        [
+            _feed("accounted", ["spend", "gpu_hours", "peak_gpus"], _span(0, 9)),
+            _feed("billing:aws-cur", ["spend"], _span(0, 8, skip=(4,))),  # Oct 1-9, not Oct 5
+            _feed("billing:gcp", ["spend"], _span(0, 9)),
+            _feed("telemetry:dc1", ["gpu_hours", "peak_gpus"], _span(0, 9)),
+        ]
+    )
+    last = D0 + timedelta(days=9)
+    found = series_ends(raw, feeds, last, max_lag_days=3)
+    # spend ends Oct 9 (the CUR's last day), gpu_hours on the last accounted day Oct 10
+    assert found.ends == {"spend": date(2026, 10, 9), "gpu_hours": date(2026, 10, 10)}
+    notes = {n.check: n for n in found.notes}
+    assert set(notes) == {"forecast_data_through:spend", "forecast_gap:spend"}
+    through = notes["forecast_data_through:spend"]
+    assert through.severity == "info" and through.count == 1
+    assert "billing:aws-cur through 2026-10-09" in through.message
+    # the one gap: Oct 5, which the CUR skipped (Oct 7 is no gap: every feed delivered it)
+    gap = notes["forecast_gap:spend"]
+    assert (gap.severity, gap.count) == ("warning", 1)
+    assert "billing:aws-cur: 2026-10-05" in gap.message and "2026-10-07" not in gap.message
+    assert "total" in gap.message
+    # the dense series: spend Oct 1..9 (Oct 5 and Oct 7 filled 0, Oct 10's partial day out),
+    # gpu_hours Oct 1..10
+    dense = densify(raw, last, found.ends)
+    spend = dense.filter(pl.col("series") == "spend")
+    assert spend["day"].to_list() == _span(0, 8)
+    assert spend["y"].to_list() == [100.0] * 4 + [0.0, 100.0, 0.0, 100.0, 100.0]
+    assert dense.filter(pl.col("series") == "gpu_hours")["day"].max() == last
+    # each group is forecast trained through its own end: spend through Oct 9 (its first
+    # forecast day Oct 10, not Oct 11), gpu_hours through Oct 10
+    fleet = FleetSeries(dense, last, "USD", set(), found.ends, found.notes)
+    out = forecast_by_end(fleet, ForecastSettings(anomaly_lookback_days=0))
+    trained = dict(out.frame.group_by("series").agg(pl.col("trained_through").max()).iter_rows())
+    assert trained == {"spend": date(2026, 10, 9), "gpu_hours": date(2026, 10, 10)}
+    first_day = out.frame.filter(pl.col("series") == "spend")["day"].min()
+    assert first_day == date(2026, 10, 10)
+    # the freshness notes reach the run, each check once (two forecast passes)
+    checks = [n.check for n in out.notes]
+    assert len(checks) == len(set(checks))
+    assert {"forecast_data_through:spend", "forecast_gap:spend"} <= set(checks)
+
+
+def test_a_stopped_feed_is_not_waited_for_and_a_missing_accounted_day_is_a_gap() -> None:
+    raw = pl.DataFrame(
+        {"series": "spend", "scope": "total", "day": _span(0, 9), "y": [10.0] * 10},
+        schema=SCHEMA,
+    )
+    feeds = pl.concat(
+        [
+            # Oct 6 was never accounted (no run asked for it)
+            _feed("accounted", ["spend"], _span(0, 9, skip=(5,))),
+            _feed("billing:live", ["spend"], _span(0, 9)),
+            # delivered Oct 1-3 only: 7 days behind Oct 10, over max_feed_lag_days 3
+            _feed("billing:old", ["spend"], _span(0, 2)),
+        ]
+    )
+    found = series_ends(raw, feeds, D0 + timedelta(days=9), max_lag_days=3)
+    assert found.ends == {"spend": date(2026, 10, 10)}
+    notes = {n.check: n for n in found.notes}
+    assert set(notes) == {"forecast_feed_stale:billing:old", "forecast_gap:spend"}
+    assert "nothing after 2026-10-03 (7 days" in notes["forecast_feed_stale:billing:old"].message
+    # gap days: Oct 4..10 of billing:old (7) and Oct 6 of accounted (already among them): 7
+    gap = notes["forecast_gap:spend"]
+    assert gap.count == 7
+    assert "accounted: 2026-10-06" in gap.message
+    assert "billing:old: 2026-10-04, 2026-10-05" in gap.message
+    # with a lag allowance of 7 days the old feed is waited for: spend ends Oct 3
+    waited = series_ends(raw, feeds, D0 + timedelta(days=9), max_lag_days=7)
+    assert waited.ends == {"spend": date(2026, 10, 3)}

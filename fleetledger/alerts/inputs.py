@@ -88,6 +88,7 @@ with down as (
     group by day, host
 )
 select h.day, h.host, cast(h.xid_count as bigint) as xid_count,
+    cast(h.fatal_xid_count as bigint) as fatal_xid_count,
     coalesce(down.down_cost, 0) as down_cost
 from main.fct_fleet_health_daily as h
 left join down on down.day = h.day and down.host = h.host

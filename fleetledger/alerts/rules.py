@@ -4,8 +4,9 @@ functions from frames to `Alert`s, so each is tested on hand-made tables.
 Each rule says who (team, and the user for a run), what, how much money is at stake (reporting
 currency), how fresh the data is and what to do. Periods: budget alerts the period start;
 idle_allocation and gpu_down the episode's start (an idle notebook over a weekend is one
-episode, so one alert); xid_spike and spend_anomaly the UTC day; idle_share the calendar month;
-restatement the billing period.
+episode, so one alert; a node outage is one gpu_down episode of the node, not one per GPU);
+xid_spike and spend_anomaly the UTC day; idle_share the calendar month; restatement the billing
+period.
 """
 
 from __future__ import annotations
@@ -220,55 +221,86 @@ def idle_allocation_alerts(
 def gpu_down_alerts(
     gpu_hours: pl.DataFrame, rule: GpuDownRule, rule_name: str, data_through: date
 ) -> list[Alert]:
-    """One alert per episode of a GPU down longer than `min_hours` (the sum of its down
-    seconds over consecutive hours with any). `gpu_hours`: `gpu_uuid`, `host`, `gpu_index`,
-    `hour`, `down_seconds`, `cost` (the GPU's cost of the hour); priced at the cost of its down
-    seconds."""
+    """One alert per node and down episode: consecutive hours in which any GPU of the node has
+    down seconds, raised when the node's longest-down GPU in the episode was down for more
+    than `min_hours` (the sum of its down seconds there). A node outage that takes all 8 GPUs
+    down is one alert, not eight: subject the host, period the episode's first hour, the GPUs
+    listed in the message, amount the cost of every GPU's down seconds in the episode.
+    `gpu_hours`: `gpu_uuid`, `host`, `gpu_index`, `hour`, `down_seconds`, `cost` (the GPU's
+    cost of the hour)."""
     if gpu_hours.height == 0:
         return []
-    last_hour = gpu_hours.group_by("gpu_uuid").agg(pl.col("hour").max().alias("_last"))
-    eps = (
-        _episodes(gpu_hours.with_columns(_down=pl.col("down_seconds") > 0), ["gpu_uuid"], "_down")
-        .sort(["gpu_uuid", "hour"])
-        .group_by(["gpu_uuid", "episode"])
+    last_hour = gpu_hours.group_by("host").agg(pl.col("hour").max().alias("_last"))
+    node_hours = (
+        gpu_hours.group_by(["host", "hour"])
         .agg(
-            pl.col("host").first(),
-            pl.col("gpu_index").first(),
-            pl.col("hour").min().alias("start"),
-            pl.col("hour").max().alias("last"),
-            pl.col("down_seconds").last().alias("last_down"),
-            (pl.col("down_seconds").sum() / 3600.0).alias("down_hours"),
+            pl.col("down_seconds").max().alias("max_down"),
             (pl.col("cost") * pl.col("down_seconds") / 3600.0).sum().alias("cost"),
         )
-        .join(last_hour, on="gpu_uuid")
+        .with_columns(_down=pl.col("max_down") > 0)
+    )
+    eps = _episodes(node_hours, ["host"], "_down")
+    spans = eps.group_by(["host", "episode"]).agg(
+        pl.col("hour").min().alias("start"),
+        pl.col("hour").max().alias("last"),
+        pl.col("max_down").sort_by("hour").last().alias("last_down"),
+        pl.col("cost").sum().alias("cost"),
+    )
+    # each GPU's down hours inside its node's episode
+    per_gpu = (
+        gpu_hours.filter(pl.col("down_seconds") > 0)
+        .join(eps.select("host", "hour", "episode"), on=["host", "hour"])
+        .group_by(["host", "episode", "gpu_index", "gpu_uuid"])
+        .agg((pl.col("down_seconds").sum() / 3600.0).alias("down_hours"))
+        .sort(["host", "episode", "gpu_index"])
+        .group_by(["host", "episode"], maintain_order=True)
+        .agg(
+            pl.col("gpu_index"),
+            pl.col("gpu_uuid"),
+            pl.col("down_hours").max().alias("down_hours"),
+            pl.col("down_hours").sum().alias("gpu_down_hours"),
+        )
+    )
+    found = (
+        spans.join(per_gpu, on=["host", "episode"])
+        .join(last_hour, on="host")
         .filter(pl.col("down_hours") > rule.min_hours)
-        .sort(["start", "gpu_uuid"])
+        .sort(["start", "host"])
     )
     out = []
-    for r in eps.iter_rows(named=True):
+    for r in found.iter_rows(named=True):
         ongoing = r["last"] == r["_last"] and r["last_down"] >= 3600
         end = r["last"] + timedelta(seconds=float(r["last_down"]))
+        gpus = ", ".join(str(i) for i in r["gpu_index"])
+        n = len(r["gpu_index"])
+        which = f"GPU {gpus}" if n == 1 else f"{n} GPUs ({gpus})"
         out.append(
             Alert(
                 rule=f"gpu_down:{rule_name}",
                 kind="gpu_down",
-                subject=f"{r['host']}:{r['gpu_index']}",
+                subject=r["host"],
                 period=_iso(r["start"]),
                 threshold=float(rule.min_hours),
                 amount=float(r["cost"]),
-                title=f"GPU down: {r['host']} GPU {r['gpu_index']}",
+                title=f"GPU down: {r['host']} ({which})",
                 what=(
-                    f"GPU {r['gpu_index']} of {r['host']} ({r['gpu_uuid']}) has been down for "
-                    f"{r['down_hours']:.1f} h since {stamp(r['start'])}"
+                    f"{r['host']} has had {which} down since {stamp(r['start'])}"
                     + ("" if ongoing else f" (back at {stamp(end)})")
-                    + "; its cost runs on while it is down."
+                    + f", the longest for {r['down_hours']:.1f} h "
+                    f"({r['gpu_down_hours']:.1f} GPU-hours down in all); their cost runs on "
+                    "while they are down."
                 ),
                 action=(
                     "drain the node, check the XID log and `nvidia-smi -q`, and reset or "
                     "replace the GPU (open a ticket with the provider for a cloud node)"
                 ),
                 data_through=data_through,
-                facts={"down_hours": r["down_hours"], "gpu_uuid": r["gpu_uuid"]},
+                facts={
+                    "down_hours": r["down_hours"],
+                    "gpu_down_hours": r["gpu_down_hours"],
+                    "gpu_indices": list(r["gpu_index"]),
+                    "gpu_uuids": list(r["gpu_uuid"]),
+                },
                 condition_ended_at=None if ongoing else end,
             )
         )
@@ -336,12 +368,18 @@ def idle_share_alerts(
 def xid_spike_alerts(
     health: pl.DataFrame, rule: XidSpikeRule, rule_name: str, data_through: date
 ) -> list[Alert]:
-    """A node whose XID count on a UTC day is over `factor` x its trailing baseline: the mean
-    daily count of the `baseline_days` days before it (the days the node has rows for; a node's
-    first day has no baseline and is not judged), and at least `min_count`. `health`: `day`,
-    `host`, `xid_count`, `down_cost` (the node's down GPU-hours' cost that day)."""
+    """A node whose XID count on a UTC day is over `factor` x its trailing baseline (the mean
+    daily count of the `baseline_days` days before it, the days the node has rows for; a node's
+    first day has no baseline and is not judged) AND large enough to matter: at least
+    `min_count` XIDs, or at least `fatal_min_count` fatal ones. A single stray XID on a clean
+    node (baseline 0) is over the baseline but under `min_count` (2): no alert; a GPU falling
+    off the bus (one XID 79) is fatal: an alert. `health`: `day`, `host`, `xid_count`,
+    `fatal_xid_count` (optional: 0 when absent), `down_cost` (the node's down GPU-hours' cost
+    that day)."""
     if health.height == 0:
         return []
+    if "fatal_xid_count" not in health.columns:
+        health = health.with_columns(fatal_xid_count=pl.lit(0, dtype=pl.Int64))
     h = health.sort(["host", "day"]).with_columns(
         baseline=pl.col("xid_count")
         .cast(pl.Float64)
@@ -349,9 +387,12 @@ def xid_spike_alerts(
         .rolling_mean(window_size=rule.baseline_days, min_samples=1)
         .over("host")
     )
+    enough = pl.col("xid_count") >= rule.min_count
+    if rule.fatal_min_count is not None:
+        enough = enough | (pl.col("fatal_xid_count").fill_null(0) >= rule.fatal_min_count)
     spikes = h.filter(
         pl.col("baseline").is_not_null()
-        & (pl.col("xid_count") >= rule.min_count)
+        & enough
         & (pl.col("xid_count") > rule.factor * pl.col("baseline"))
     ).sort(["day", "host"])
     return [
@@ -366,14 +407,19 @@ def xid_spike_alerts(
             what=(
                 f"{r['host']} reported {r['xid_count']} XID errors on {r['day']}, over "
                 f"{rule.factor:g} x its trailing baseline of {r['baseline']:.2f} a day (the mean "
-                f"of up to {rule.baseline_days} days before)."
+                f"of up to {rule.baseline_days} days before)"
+                + (f", {r['fatal_xid_count']} of them fatal." if r["fatal_xid_count"] else ".")
             ),
             action=(
                 "look at the node's XID codes in the explorer (fleet health); drain it if they "
                 "are fatal (79, 48, 94, 95) and open a hardware ticket"
             ),
             data_through=data_through,
-            facts={"xid_count": r["xid_count"], "baseline": r["baseline"]},
+            facts={
+                "xid_count": r["xid_count"],
+                "fatal_xid_count": r["fatal_xid_count"],
+                "baseline": r["baseline"],
+            },
         )
         for r in spikes.iter_rows(named=True)
     ]

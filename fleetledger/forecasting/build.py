@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
@@ -17,8 +17,9 @@ import polars as pl
 from fleetledger.config import Config
 from fleetledger.config_forecast import ForecastSettings
 from fleetledger.forecasting.capacity import capacity_frame
-from fleetledger.forecasting.forecast import ForecastNote, forecast_series
-from fleetledger.forecasting.series import SeriesRequest, fleet_gpus, read_series
+from fleetledger.forecasting.forecast import ForecastOutput, forecast_series
+from fleetledger.forecasting.notes import ForecastNote
+from fleetledger.forecasting.series import FleetSeries, SeriesRequest, fleet_gpus, read_series
 from fleetledger.publish import build_path
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,46 @@ def _record_notes(
     )
 
 
+def merge_notes(notes: list[ForecastNote]) -> list[ForecastNote]:
+    """One note per check (fct_data_health holds one row per run, source, day and check): the
+    same check from two forecast passes is one note, counts summed, messages joined."""
+    merged: dict[str, ForecastNote] = {}
+    for n in notes:
+        was = merged.get(n.check)
+        merged[n.check] = (
+            n
+            if was is None
+            else ForecastNote(
+                n.check,
+                was.severity,
+                f"{was.message}; {n.message}",
+                was.count + n.count,
+            )
+        )
+    return list(merged.values())
+
+
+def forecast_by_end(fleet_series: FleetSeries, settings: ForecastSettings) -> ForecastOutput:
+    """Forecast each group of series that ends on the same day (freshness.py: a series ends at
+    the last day its feeds delivered), trained through that day; the freshness notes first."""
+    frame, ends = fleet_series.frame, fleet_series.ends
+    last = fleet_series.last_day
+    if last is None or frame.height == 0:
+        out = forecast_series(frame, last, settings, fleet_series.currency)
+        return ForecastOutput(out.frame, merge_notes([*fleet_series.notes, *out.notes]))
+    groups: dict[date, list[str]] = {}
+    for series in sorted(frame["series"].unique().to_list()):
+        groups.setdefault(ends.get(series, last), []).append(series)
+    parts, notes = [], list(fleet_series.notes)
+    for end, names in sorted(groups.items()):
+        out = forecast_series(
+            frame.filter(pl.col("series").is_in(names)), end, settings, fleet_series.currency
+        )
+        parts.append(out.frame)
+        notes += out.notes
+    return ForecastOutput(pl.concat(parts).sort("series", "scope", "day"), merge_notes(notes))
+
+
 def build_forecasts(home: Path, cfg: Config | None, run_id: str | None = None) -> ForecastRun:
     """Forecast every series of the build warehouse of `home` and write fct_forecast and
     fct_capacity there; `run_id` stamps the findings in fct_data_health."""
@@ -91,10 +132,8 @@ def build_forecasts(home: Path, cfg: Config | None, run_id: str | None = None) -
     settings = cfg.forecast if cfg else ForecastSettings()
     con = duckdb.connect(str(build_path(home)))
     try:
-        fleet_series = read_series(con, series_request(cfg))
-        out = forecast_series(
-            fleet_series.frame, fleet_series.last_day, settings, fleet_series.currency
-        )
+        fleet_series = read_series(con, series_request(cfg), settings.max_feed_lag_days)
+        out = forecast_by_end(fleet_series, settings)
         peak = fleet_series.frame.filter(pl.col("series") == "peak_gpus")
         capacity = capacity_frame(
             peak,

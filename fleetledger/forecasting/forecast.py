@@ -25,6 +25,7 @@ from fleetledger.forecasting.models import (
     score_backtest,
     short_series_model,
 )
+from fleetledger.forecasting.notes import ForecastNote
 from fleetledger.forecasting.series import UNITS
 
 log = logging.getLogger(__name__)
@@ -51,16 +52,6 @@ FORECAST_SCHEMA: dict[str, pl.DataType] = {
     "backtest_windows": pl.Int32(),
     "unit": pl.Utf8(),
 }
-
-
-@dataclass(frozen=True)
-class ForecastNote:
-    """Something the forecasts tell the run (a data-health finding): `check`, severity, count."""
-
-    check: str
-    severity: str
-    message: str
-    count: int = 1
 
 
 @dataclass

@@ -1,8 +1,10 @@
 """The daily series the forecasts are made of, read from the marts with DuckDB SQL.
 
 Each series is (series, scope, day, y) on every day from its first row in the source mart
-through the warehouse's last accounted day, missing days filled with 0 (nothing was spent or
-held that day); docs/forecasts.md defines each series and scope:
+through the last day every feed of it delivered (freshness.py; at most the warehouse's last
+accounted day), missing days filled with 0 (nothing was spent or held that day; the days a
+feed did not deliver are reported as `forecast_gap`); docs/forecasts.md defines each series
+and scope:
 
 - `spend` (fct_daily_spend.cost: EffectiveCost in the reporting currency): `total`, `team:<t>`
   (the team's direct run cost + its attributed bill lines), `team:<t>+shared_idle` (plus its
@@ -20,6 +22,9 @@ from datetime import date
 
 import duckdb
 import polars as pl
+
+from fleetledger.forecasting.freshness import read_feeds, series_ends, trim
+from fleetledger.forecasting.notes import ForecastNote
 
 SERIES = ("spend", "gpu_hours", "peak_gpus")
 #: what each series counts (the `unit` column of fct_forecast; spend is in the currency)
@@ -47,6 +52,9 @@ class FleetSeries:
     last_day: date | None
     currency: str
     tables: set[str] = field(default_factory=set)
+    #: the last day of each series kind (freshness.py: where every feed delivered)
+    ends: dict[str, date] = field(default_factory=dict)
+    notes: list[ForecastNote] = field(default_factory=list)
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -185,14 +193,27 @@ def accounted_days(con: duckdb.DuckDBPyConnection, tables: set[str]) -> list[dat
     return [r[0] for r in con.execute(sql).fetchall()]
 
 
-def densify(raw: pl.DataFrame, last_day: date) -> pl.DataFrame:
-    """Every series on every day from its first row through `last_day`, missing days 0."""
+def densify(raw: pl.DataFrame, last_day: date, ends: dict[str, date] | None = None) -> pl.DataFrame:
+    """Every series on every day from its first row through its end (`ends` per series kind,
+    else `last_day`), missing days 0: a day its feeds delivered with no row for the scope is a
+    real 0 (freshness.py reports the days a feed did not deliver)."""
     if raw.height == 0:
         return pl.DataFrame(schema=SCHEMA)
-    raw = raw.filter(pl.col("day") <= last_day)
-    spans = raw.group_by("series", "scope").agg(pl.col("day").min().alias("first"))
+    raw = trim(raw.filter(pl.col("day") <= last_day), ends or {})
+    if raw.height == 0:
+        return pl.DataFrame(schema=SCHEMA)
+    limits = pl.DataFrame(
+        {"series": SERIES, "_end": [(ends or {}).get(s, last_day) for s in SERIES]},
+        schema={"series": pl.Utf8, "_end": pl.Date},
+    )
+    spans = (
+        raw.group_by("series", "scope")
+        .agg(pl.col("day").min().alias("first"))
+        .join(limits, on="series", how="left")
+        .with_columns(pl.col("_end").fill_null(last_day))
+    )
     grid = spans.with_columns(
-        pl.date_ranges(pl.col("first"), pl.lit(last_day), interval="1d").alias("day")
+        pl.date_ranges(pl.col("first"), pl.col("_end"), interval="1d").alias("day")
     ).explode("day")
     summed = raw.group_by("series", "scope", "day").agg(pl.col("y").sum())
     return (
@@ -222,8 +243,11 @@ def _requested(request: SeriesRequest, first_day: date) -> pl.DataFrame:
     )
 
 
-def read_series(con: duckdb.DuckDBPyConnection, request: SeriesRequest) -> FleetSeries:
-    """Every series from the marts present in the warehouse `con` is connected to."""
+def read_series(
+    con: duckdb.DuckDBPyConnection, request: SeriesRequest, max_feed_lag_days: int = 3
+) -> FleetSeries:
+    """Every series from the marts present in the warehouse `con` is connected to, each ending
+    at the last day its feeds delivered (freshness.py)."""
     tables = _tables(con)
     days = accounted_days(con, tables)
     currency = "USD"
@@ -244,8 +268,10 @@ def read_series(con: duckdb.DuckDBPyConnection, request: SeriesRequest) -> Fleet
         parts.append(_frame(con, peak_gpus_sql(with_runs)))
     if "fct_team_gpu_hours_daily" in tables:
         parts.append(_frame(con, GPU_HOURS_TEAM_SQL))
-    frame = densify(pl.concat(parts), days[-1])
-    return FleetSeries(frame, days[-1], currency, tables)
+    raw = pl.concat(parts)
+    found = series_ends(raw, read_feeds(con, tables, days), days[-1], max_feed_lag_days)
+    frame = densify(raw, days[-1], found.ends)
+    return FleetSeries(frame, days[-1], currency, tables, found.ends, found.notes)
 
 
 def fleet_gpus(con: duckdb.DuckDBPyConnection, tables: set[str]) -> dict[str, int]:

@@ -19,7 +19,7 @@ from fleetledger.generator.bill_files import write_cur, write_gcp
 from fleetledger.generator.fleet import build_fleet
 from fleetledger.generator.health_truth import health_truth
 from fleetledger.generator.log_files import last_checkpoints, plan_logs, write_logs
-from fleetledger.generator.model import DAY, Fleet
+from fleetledger.generator.model import DAY, Fleet, inventory_entry
 from fleetledger.generator.power_files import write_power
 from fleetledger.generator.scheduler_files import write_node_events, write_pods, write_sacct
 from fleetledger.generator.telemetry import node_series
@@ -131,19 +131,7 @@ def _config(fleet: Fleet, over_budget: float = 40000.0) -> dict:
                 "location": "sources/onprem/power/power-{date}.csv",
             },
         ],
-        "inventory": [
-            {
-                "host": n.host,
-                "resource_id": n.resource_id,
-                "provider": n.provider,
-                "site": n.site,
-                "instance_type": n.instance_type,
-                "gpus": n.gpus,
-                "gpu_model": n.gpu_model,
-                "cluster": n.cluster,
-            }
-            for n in fleet.nodes
-        ],
+        "inventory": [inventory_entry(n) for n in fleet.nodes],
         "teams": [
             {"team": "llm-training", "owners": ["mkumar"], "match": {"slurm_account": ["llm"]}},
             {

@@ -284,3 +284,17 @@ class Fleet:
 
     def node(self, host: str) -> Node:
         return next(n for n in self.nodes if n.host == host)
+
+
+def inventory_entry(n: Node) -> dict[str, object]:
+    """The node as an `inventory:` entry of fleetledger.yml."""
+    return {
+        "host": n.host,
+        "resource_id": n.resource_id,
+        "provider": n.provider,
+        "site": n.site,
+        "instance_type": n.instance_type,
+        "gpus": n.gpus,
+        "gpu_model": n.gpu_model,
+        "cluster": n.cluster,
+    }

@@ -9,6 +9,7 @@ import pytest
 
 from alerts.frames import days, forecast, forecast_row, spend
 from fleetledger.alerts import rules
+from fleetledger.alerts.model import alert_id
 from fleetledger.config_alerts import (
     GpuDownRule,
     IdleAllocationRule,
@@ -71,50 +72,110 @@ def test_idle_allocation_one_alert_per_episode() -> None:
     assert [a.alert_id for a in again] == [r3a.alert_id] and again[0].amount == pytest.approx(80.0)
 
 
-def test_gpu_down_episodes() -> None:
+def _gpu_rows(host: str, index: int, down: list[float], cost: float = 3.0) -> list[dict]:
     t0 = datetime(2026, 10, 2, 0, 0)
-    down = [0, 0, 0, 1800, 3600, 3600, 3600, 3600, 900, 0]
-    rows = [
-        {"gpu_uuid": "g1", "host": "n1", "gpu_index": 3, "hour": t0 + timedelta(hours=i),
-         "down_seconds": float(s), "cost": 3.0}
+    return [
+        {"gpu_uuid": f"{host}-g{index}", "host": host, "gpu_index": index,
+         "hour": t0 + timedelta(hours=i), "down_seconds": float(s), "cost": cost}
         for i, s in enumerate(down)
-    ] + [
-        {"gpu_uuid": "g2", "host": "n2", "gpu_index": 0, "hour": t0 + timedelta(hours=i),
-         "down_seconds": 3600.0 if i < 3 else 0.0, "cost": 3.0}
-        for i in range(10)
     ]  # fmt: skip
+
+
+def test_gpu_down_one_alert_per_node_episode() -> None:
+    outage = [0, 0, 0, 1800, 3600, 3600, 3600, 3600, 900, 0]
+    # n1: a node outage takes all 8 GPUs down from 03:30 to 08:15
+    rows = [r for i in range(8) for r in _gpu_rows("n1", i, outage)]
+    # n2: one GPU down 3 h (not over 4)
+    rows += _gpu_rows("n2", 0, [3600.0 if i < 3 else 0.0 for i in range(10)])
+    # n3: GPU 0 down 00:00-03:00, GPU 1 02:00-05:00: one node episode 00:00-05:00, but no GPU
+    # is down more than 3 h, so no alert
+    rows += _gpu_rows("n3", 0, [3600.0 if i < 3 else 0.0 for i in range(10)])
+    rows += _gpu_rows("n3", 1, [3600.0 if 2 <= i < 5 else 0.0 for i in range(10)])
     alerts = rules.gpu_down_alerts(
         pl.DataFrame(rows), GpuDownRule(kind="gpu_down"), "down", THROUGH
     )
-    # g1: (1800 + 4 x 3600 + 900) / 3600 = 4.75 h > 4; g2: 3 h, not over
+    # one alert for n1, not eight: each GPU (1800 + 4 x 3600 + 900) / 3600 = 4.75 h > 4
     assert len(alerts) == 1
     a = alerts[0]
-    assert (a.subject, a.period) == ("n1:3", "2026-10-02T03:00:00Z")
+    assert (a.subject, a.period, a.threshold) == ("n1", "2026-10-02T03:00:00Z", 4.0)
     assert a.facts["down_hours"] == pytest.approx(4.75)
-    assert a.amount == pytest.approx(3.0 * 4.75)  # 14.25
+    assert a.facts["gpu_down_hours"] == pytest.approx(8 * 4.75)  # 38.0
+    assert a.facts["gpu_indices"] == list(range(8))
+    assert "8 GPUs (0, 1, 2, 3, 4, 5, 6, 7)" in a.title and "8 GPUs" in a.what
+    # the summed cost: 8 GPUs x 4.75 h x 3.00 = 114.00
+    assert a.amount == pytest.approx(114.0)
     assert a.condition_ended_at == datetime(2026, 10, 2, 8, 15)
+    # the same outage seen again while it lasts (data through 05:00, still down) keeps its id
+    # (subject the host, period the episode's first hour), and is open
+    early = [r for i in range(8) for r in _gpu_rows("n1", i, outage[:6])]
+    again = rules.gpu_down_alerts(
+        pl.DataFrame(early), GpuDownRule(kind="gpu_down", min_hours=2), "down", THROUGH
+    )
+    assert [x.alert_id for x in again] == [
+        alert_id("gpu_down:down", "n1", "2026-10-02T03:00:00Z", 2.0)
+    ]
+    assert again[0].condition_ended_at is None
+    # (1800 + 2 x 3600) / 3600 = 2.5 h per GPU; 8 x 2.5 x 3.00 = 60.00
+    assert again[0].amount == pytest.approx(60.0)
+    # a single GPU down lists that GPU
+    one = rules.gpu_down_alerts(
+        pl.DataFrame(_gpu_rows("n4", 3, outage)), GpuDownRule(kind="gpu_down"), "down", THROUGH
+    )
+    assert [(x.subject, x.title) for x in one] == [("n4", "GPU down: n4 (GPU 3)")]
+    assert one[0].amount == pytest.approx(14.25)  # 4.75 h x 3.00
 
 
 def test_xid_spike_against_trailing_baseline() -> None:
     d = days(date(2026, 10, 1), 8)
     n1 = [0, 1, 0, 1, 0, 0, 1, 9]
     n2 = [5, 5, 5, 5, 5, 5, 5, 6]
-    frame = pl.DataFrame(
-        [{"day": x, "host": "n1", "xid_count": c, "down_cost": 40.0 if i == 7 else 0.0}
-         for i, (x, c) in enumerate(zip(d, n1, strict=True))]
-        + [{"day": x, "host": "n2", "xid_count": c, "down_cost": 0.0}
-           for x, c in zip(d, n2, strict=True)]
-    )  # fmt: skip
-    rule = XidSpikeRule(kind="xid_spike", factor=3, min_count=2)
-    alerts = rules.xid_spike_alerts(frame, rule, "xid", THROUGH)
-    # n1 on Oct 8: 9 > 3 x (3 / 7 = 0.43); its day-2 single XID is under min_count 2;
-    # n2: 6 < 3 x 5
-    assert [(a.subject, a.period) for a in alerts] == [("n1", "2026-10-08")]
-    assert alerts[0].facts["baseline"] == pytest.approx(3 / 7)
-    assert alerts[0].amount == pytest.approx(40.0)
-    # with min_count 1 the clean node's first XID (Oct 2, baseline 0) is a spike too
-    loose = rules.xid_spike_alerts(frame, XidSpikeRule(kind="xid_spike"), "xid", THROUGH)
-    assert [a.period for a in loose] == ["2026-10-02", "2026-10-08"]
+    n3 = [0, 0, 1, 0, 0, 0, 0, 0]  # one stray XID 63 (not fatal) on a clean node
+    n4 = [0, 0, 0, 1, 0, 0, 0, 0]  # one XID 79 (fatal: the GPU fell off the bus)
+    rows = [
+        {
+            "day": x,
+            "host": "n1",
+            "xid_count": c,
+            "fatal_xid_count": 0,
+            "down_cost": 40.0 if i == 7 else 0.0,
+        }
+        for i, (x, c) in enumerate(zip(d, n1, strict=True))
+    ]
+    for host, counts, fatal in (("n2", n2, False), ("n3", n3, False), ("n4", n4, True)):
+        rows += [
+            {
+                "day": x,
+                "host": host,
+                "xid_count": c,
+                "fatal_xid_count": c if fatal else 0,
+                "down_cost": 0.0,
+            }
+            for x, c in zip(d, counts, strict=True)
+        ]
+    frame = pl.DataFrame(rows)  # fmt: skip
+    alerts = rules.xid_spike_alerts(frame, XidSpikeRule(kind="xid_spike"), "xid", THROUGH)
+    # defaults (factor 3, min_count 2, fatal_min_count 1, baseline 7 days):
+    # n1 on Oct 8: 9 >= 2 and 9 > 3 x (3 / 7 = 0.43); its Oct 2 single XID (baseline 0) is
+    # under min_count 2; n2: 6 < 3 x 5; n3's stray XID: 1 < 2 and not fatal, no alert;
+    # n4's XID 79 on Oct 4: 1 fatal >= fatal_min_count 1, and 1 > 3 x 0
+    assert [(a.subject, a.period) for a in alerts] == [("n4", "2026-10-04"), ("n1", "2026-10-08")]
+    n4a, n1a = alerts
+    assert n1a.facts["baseline"] == pytest.approx(3 / 7)
+    assert n1a.amount == pytest.approx(40.0)
+    assert n4a.facts["fatal_xid_count"] == 1 and "1 of them fatal" in n4a.what
+    # fatal XIDs counted like the others: n4's single XID is under min_count too
+    plain = XidSpikeRule(kind="xid_spike", fatal_min_count=None)
+    assert [a.subject for a in rules.xid_spike_alerts(frame, plain, "xid", THROUGH)] == ["n1"]
+    # min_count 1: every clean node's first XID is a spike (n1 Oct 2, n3 Oct 3, n4 Oct 4)
+    loose = rules.xid_spike_alerts(
+        frame, XidSpikeRule(kind="xid_spike", min_count=1), "xid", THROUGH
+    )
+    assert [(a.subject, a.period) for a in loose] == [
+        ("n1", "2026-10-02"),
+        ("n3", "2026-10-03"),
+        ("n4", "2026-10-04"),
+        ("n1", "2026-10-08"),
+    ]
 
 
 def test_idle_share_per_calendar_month() -> None:
@@ -211,8 +272,6 @@ def test_restatement_share_and_services() -> None:
 
 
 def test_alert_ids_are_stable() -> None:
-    from fleetledger.alerts.model import alert_id
-
     a = alert_id("xid_spike:xid", "n1", "2026-10-08", 3.0)
     assert a == alert_id("xid_spike:xid", "n1", "2026-10-08", 3)
     assert a != alert_id("xid_spike:xid", "n1", "2026-10-09", 3.0)

@@ -2,7 +2,9 @@
 warehouse on 127.0.0.1, every page of its navigation loaded in headless Chromium.
 
 One app server for the whole module. Pages are discovered from the rendered navigation links,
-so a page added to `st.navigation` is covered without editing this file.
+so a page added to `st.navigation` is covered without editing this file. The last tests use the
+explorer with the mouse and keyboard (a group-by, a filter, a run drill-down) and check the
+figures shown against the fleet's ground truth and the view against the URL.
 """
 
 from __future__ import annotations
@@ -267,3 +269,191 @@ def test_download_buttons_return_the_table_shown(page: Any, pages: list[str]) ->
             "no st.download_button in the app yet: the Cost explorer page (issue 14, "
             "app/views/ from branch explorer14) adds the CSV download of its table"
         )
+
+
+# --------------------------------------------------------------------- widgets, as a user uses them
+
+
+def _widget(page: Any, key: str) -> Any:
+    """A widget by its Streamlit key (the `st-key-<key>` class of its element container)."""
+    return page.locator(f".st-key-{key}")
+
+
+def _choose(page: Any, key: str, option: str) -> None:
+    """Open a select box or multiselect (a click on its chevron: a click in its text field lists
+    only the options matching the text shown) and click `option` in the list it opens; a
+    multiselect's list stays open after a pick, so Escape closes it."""
+    from playwright.sync_api import expect
+
+    _widget(page, key).locator('button[aria-haspopup="listbox"]').click()
+    listbox = page.get_by_role("listbox")
+    listbox.get_by_role("option", name=option, exact=True).click()
+    if listbox.is_visible():
+        page.keyboard.press("Escape")
+    expect(listbox).to_be_hidden()
+
+
+def _rerun_to(page: Any, *, params: dict[str, list[str] | None], text: str) -> None:
+    """Wait (Playwright auto-waiting, no sleeps) for the rerun a widget change starts: the URL
+    carries `params` (None: the parameter is absent), `text` shows, and the run finished."""
+    from playwright.sync_api import expect
+
+    def _url_has(url: str) -> bool:
+        query = parse_qs(urlsplit(url).query)
+        return all(query.get(name) == value for name, value in params.items())
+
+    page.wait_for_url(_url_has)
+    expect(page.locator('[data-testid="stMain"]').get_by_text(text, exact=True)).to_be_visible()
+    wait_rendered(page)
+    assert _url_has(page.url), page.url
+
+
+def _shown_table(page: Any, columns: set[str]) -> list[dict[str, str]]:
+    """The rows of the one table on the page whose header has `columns`, read through its
+    toolbar's CSV export (what it shows)."""
+    frames = page.locator('[data-testid="stDataFrame"]')
+    tables = [csv_rows(table_csv(page, frames.nth(i))) for i in range(frames.count())]
+    found = [t for t in tables if t and columns <= set(t[0])]
+    assert len(found) == 1, f"{len(found)} tables have {columns}: {[t[:1] for t in tables]}"
+    header, *body = found[0]
+    return [dict(zip(header, row, strict=True)) for row in body]
+
+
+def _number(cell: str) -> float:
+    return float(cell.split()[0].replace(",", ""))
+
+
+def _page_of(pages: list[str], path: str) -> str:
+    found = [url for url in pages if urlsplit(url).path.rstrip("/").endswith(f"/{path}")]
+    assert found, f"no /{path} page in the navigation: {pages}"
+    return found[0]
+
+
+def _truth(app_home: Path) -> dict[str, Any]:
+    return dict(json.loads((app_home / "ground_truth.json").read_text()))
+
+
+def _runs_cost_by_team(truth: dict[str, Any], provider: str | None = None) -> dict[str, float]:
+    """Each team's runs' cost (ground truth: GPU-seconds x the node's rate), on one provider's
+    hosts when `provider` is given."""
+    host_provider = {n["host"]: n["provider"] for n in truth["nodes"]}
+    cost: dict[str, float] = {}
+    for run in truth["runs"]:
+        if provider is None or {host_provider[h] for h in run["hosts"]} == {provider}:
+            cost[run["team"]] = cost.get(run["team"], 0.0) + float(run["cost"])
+    return cost
+
+
+def test_explorer_group_by_through_the_ui(
+    page: Any, pages: list[str], app_home: Path, artifacts: Path
+) -> None:
+    """The Cost explorer's group-by, changed with the mouse: picking "provider" reruns the page
+    grouped by provider and writes `group=provider` to the URL; picking "team" back shows each
+    team's GPU-node cost equal to its runs' cost in the ground truth (research: its spend too,
+    it has no other bill lines, e.g. 7,695.37), the table summing to the bill (35,278.06), and
+    drops `group` from the URL (team is the default, left out)."""
+    truth = _truth(app_home)
+    bill = {p: float(v["effective_cost"]) for p, v in truth["bill_totals"].items()}
+    costs = _page_of(pages, "costs")
+    assert load(page, costs).ok
+
+    _choose(page, "costs_group", "provider")
+    _rerun_to(page, params={"group": ["provider"]}, text="Spend by provider")
+    by_provider = {r["provider"]: r for r in _shown_table(page, {"spend", "share"})}
+    page.screenshot(path=str(artifacts / "costs-group-provider.png"), full_page=True)
+    # idle shown separately: the GPU nodes' unallocated + down cost is the group (idle), so a
+    # provider's row is under its bill; with it, the table is the whole bill
+    assert set(by_provider) - {"(idle)"} == set(bill)
+    total = sum(_number(r["spend"]) for r in by_provider.values())
+    assert total == pytest.approx(sum(bill.values()), abs=MONEY_TOL * len(by_provider))
+
+    _choose(page, "costs_group", "team")
+    _rerun_to(page, params={"group": None}, text="Spend by team")
+    by_team = {r["team"]: r for r in _shown_table(page, {"spend", "share"})}
+    page.screenshot(path=str(artifacts / "costs-group-team.png"), full_page=True)
+    runs_cost = _runs_cost_by_team(truth)
+    for team, cost in runs_cost.items():
+        assert _number(by_team[team]["gpu_node_cost"]) == pytest.approx(cost, abs=MONEY_TOL)
+    assert _number(by_team["research"]["spend"]) == pytest.approx(
+        runs_cost["research"], abs=MONEY_TOL
+    )
+    total = sum(_number(r["spend"]) for r in by_team.values())
+    assert total == pytest.approx(sum(bill.values()), abs=MONEY_TOL * len(by_team))
+
+
+def test_explorer_filter_through_the_ui(
+    page: Any, pages: list[str], app_home: Path, artifacts: Path
+) -> None:
+    """The Cost explorer's provider filter, picked with the mouse in the Filters expander:
+    `provider=gcp` goes to the URL, the table (grouped by team) narrows to the teams with runs
+    on GKE (data, research, serving) and (idle), each team's GPU-node cost is its GKE runs' cost
+    in the ground truth, and the spend shown is GCP's bill (9,344.16)."""
+    truth = _truth(app_home)
+    gcp_bill = float(truth["bill_totals"]["gcp"]["effective_cost"])
+    gke_runs = _runs_cost_by_team(truth, provider="gcp")
+    assert load(page, _page_of(pages, "costs")).ok
+    every_team = {r["team"] for r in _shown_table(page, {"spend", "share"})}
+
+    page.locator('[data-testid="stExpander"] summary', has_text="Filters").click()
+    _choose(page, "costs_filter_provider", "gcp")
+    _rerun_to(page, params={"provider": ["gcp"]}, text="Spend by team")
+    by_team = {r["team"]: r for r in _shown_table(page, {"spend", "share"})}
+    page.screenshot(path=str(artifacts / "costs-filter-gcp.png"), full_page=True)
+    assert set(by_team) == set(gke_runs) | {"(idle)"} < every_team
+    for team, cost in gke_runs.items():
+        assert _number(by_team[team]["gpu_node_cost"]) == pytest.approx(cost, abs=MONEY_TOL)
+    total = sum(_number(r["spend"]) for r in by_team.values())
+    assert total == pytest.approx(gcp_bill, abs=MONEY_TOL * len(by_team))
+    assert _metric_number(page, "Spend shown") == gcp_bill
+
+
+def _run_view(page: Any, run_id: str) -> tuple[float, float, list[dict[str, str]]]:
+    """What the open run's page shows: its cost and work lost (the tiles) and its GPUs."""
+    from playwright.sync_api import expect
+
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_role("heading", name=f"Run {run_id}")).to_be_visible()
+    cost = _metric_number(page, "Run cost")
+    lost = _metric_number(page, "Work lost")
+    return cost, lost, _shown_table(page, {"host", "held_hours"})
+
+
+def test_run_drill_down_through_the_ui(
+    page: Any, browser: Any, pages: list[str], app_home: Path, artifacts: Path
+) -> None:
+    """On the Runs page, as a user: search "88000", open the XID 79 victim from the "Open a run"
+    list; its page shows the ground truth's cost ($212.45) and work lost ($13.04) and its GPUs
+    (as many rows as the run's GPUs, on its hosts); the URL carries `run` and `q`, and that URL
+    opened in a fresh browser context shows the same run page."""
+    truth = _truth(app_home)
+    scenario = truth["scenarios"]["checkpointed_failure"]
+    run_id = scenario["run_id"]  # slurm:onprem:88000:1
+    run = next(r for r in truth["runs"] if r["run_id"] == run_id)
+    job = str(run["job_id"])
+    assert load(page, _page_of(pages, "runs")).ok
+
+    search = _widget(page, "runs_q").locator("input")
+    search.fill(job)
+    search.press("Enter")
+    _rerun_to(page, params={"q": [job]}, text="Open a run")
+    listed = [r["run_id"] for r in _shown_table(page, {"run_id", "job_name"})]
+    assert run_id in listed and all(f":{job}:" in r for r in listed), listed
+
+    _choose(page, "runs_open", run_id)
+    _rerun_to(page, params={"q": [job], "run": [run_id]}, text="Cost breakdown")
+    cost, lost, gpus = _run_view(page, run_id)
+    page.screenshot(path=str(artifacts / "run-page.png"), full_page=True)
+    assert cost == scenario["cost"] and lost == scenario["lost_work_cost"]
+    assert len(gpus) == run["gpus"] and {g["host"] for g in gpus} == set(run["hosts"])
+
+    link = page.url
+    context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
+    context.add_init_script(NO_SAVE_PICKER)
+    try:
+        fresh = context.new_page()
+        assert load(fresh, link).ok
+        assert parse_qs(urlsplit(fresh.url).query).get("run") == [run_id]
+        assert _run_view(fresh, run_id) == (cost, lost, gpus)
+        fresh.screenshot(path=str(artifacts / "run-page-from-link.png"), full_page=True)
+    finally:
+        context.close()

@@ -1,0 +1,1 @@
+"""Reference implementations the scale benchmark compares the pipeline with."""

@@ -1,0 +1,339 @@
+"""Scale benchmark: generate a fleet, run the whole pipeline over it, time it stage by stage,
+and compare its GPU-hour stage with two references on the same files.
+
+    python -m benchmarks.scale [--gpus 1024] [--days 7] [--scrape-interval 30]
+        [--jobs-per-day N] [--out HOME] [--keep] [--stages pipeline,baseline,lower_bound]
+    fleetledger bench [same options]        make bench [BENCH_ARGS="..."]
+
+Stages (`--stages`, comma-separated; the fleet is always generated, and timed apart):
+- `pipeline`: `fleetledger.pipeline.run_pipeline` over the days; seconds per Dagster step from
+  the run's event log (DCGM ingest, scheduler ingest, billing ingest, landing checks, dbt
+  build, forecasts + alerts, publish), the dbt models upstream of `fct_gpu_hours` from dbt's
+  run_results.json;
+- `baseline`: benchmarks/baseline/gpu_hours.py (pandas) on the same source files; its GPU-hour
+  states and per-run GPU-hours must equal the warehouse's within 1e-6 (else exit status 1);
+- `lower_bound`: benchmarks/baseline/duckdb_scan.py, one DuckDB scan and group-by of the same
+  Parquet;
+- `dcgm_parse`: benchmarks/dcgm_parse.py, the DCGM text parser (`--dcgm-samples` samples).
+Peak RSS is that of this process and all its descendants, sampled every 0.2 s per stage.
+See docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from benchmarks.baseline.duckdb_scan import scan_gpu_hours
+from benchmarks.baseline.gpu_hours import gpu_hour_states
+from benchmarks.compare import Mismatch, check_baseline, check_planted
+from benchmarks.dcgm_parse import main as dcgm_main
+from benchmarks.measure import (
+    PeakRss,
+    dbt_model_seconds,
+    model_ancestors,
+    step_seconds,
+    stopwatch,
+)
+from benchmarks.scale_fleet import IDLE_THRESHOLD, ScaleSpec, Written, planted_totals, write_fleet
+from fleetledger.pipeline import run_pipeline
+
+STAGES = ("pipeline", "baseline", "lower_bound", "dcgm_parse")
+DEFAULT_STAGES = ("pipeline", "baseline", "lower_bound")
+#: benchmark stage → the Dagster step keys it sums (the rest is "other steps")
+STEP_STAGES = {
+    "DCGM ingest": ("raw__aws_dcgm",),
+    "scheduler ingest": ("raw__aws_slurm",),
+    "billing ingest": ("raw__aws_cur",),
+    "dbt build": ("dbt_warehouse",),
+    "forecasts + alerts": ("forecasts", "alerts"),
+    "publish": ("warehouse_snapshot",),
+}
+LANDING_CHECKS = "landing checks"
+GPU_HOUR_MART = "fct_gpu_hours"
+
+
+@dataclass
+class StageTime:
+    name: str
+    seconds: float
+    rows: int | None = None
+    peak_rss: int | None = None
+    note: str = ""
+    cpu_seconds: float | None = None
+
+
+@dataclass
+class BenchResult:
+    spec: ScaleSpec
+    home: Path
+    written: Written
+    stages: list[StageTime] = field(default_factory=list)
+    checks: dict[str, Any] = field(default_factory=dict)
+    ratios: dict[str, float] = field(default_factory=dict)
+
+    def stage(self, name: str) -> StageTime:
+        return next(s for s in self.stages if s.name == name)
+
+
+def _gib(n: int | None) -> str:
+    return "" if not n else f"{n / 2**30:.2f}"
+
+
+def group_steps(steps: dict[str, float]) -> dict[str, float]:
+    """Dagster step seconds → benchmark stages: the sources' asset-check steps
+    (`raw__<source>_landing_expectations`, `raw__<source>_source_totals_*`) are `landing
+    checks`, any step not named in STEP_STAGES (the config tables) `other steps`."""
+    out = {name: 0.0 for name in [*STEP_STAGES, LANDING_CHECKS, "other steps"]}
+    for step, seconds in steps.items():
+        name = next((n for n, keys in STEP_STAGES.items() if step in keys), None)
+        if name is None:
+            checks = ("_landing_expectations", "_source_totals", "_check")
+            name = LANDING_CHECKS if any(c in step for c in checks) else "other steps"
+        out[name] += seconds
+    return out
+
+
+def run_bench(
+    spec: ScaleSpec,
+    home: Path,
+    stages: Sequence[str] = DEFAULT_STAGES,
+    console: Console | None = None,
+    dcgm_samples: int = 3_000_000,
+) -> BenchResult:
+    """Generate the fleet into `home` and run the stages; raises `Mismatch` when the
+    baseline or the plan disagrees with the warehouse."""
+    say = console or Console(quiet=True)
+    home.mkdir(parents=True, exist_ok=True)
+    rss = PeakRss()
+    with (
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=say,
+            transient=True,
+        ) as bars,
+        rss.watching(),
+        stopwatch() as t_gen,
+    ):
+        tasks: dict[str, Any] = {}
+
+        def progress(what: str, done: int, total: int) -> None:
+            if what not in tasks:
+                tasks[what] = bars.add_task(what, total=total)
+            bars.update(tasks[what], completed=done)
+
+        written = write_fleet(spec, home, progress)
+    result = BenchResult(spec=spec, home=home, written=written)
+    result.stages.append(
+        StageTime("generate", t_gen[0], written.dcgm_rows, rss.peak, "sources + config", t_gen[1])
+    )
+    pipeline_gpu_stage: float | None = None
+
+    if "pipeline" in stages:
+        rss = PeakRss()
+        say.print(f"running the pipeline over {spec.first_day}..{spec.last_day}")
+        with rss.watching(), stopwatch() as t_run:
+            run = run_pipeline(home, spec.first_day, spec.last_day)
+        steps = step_seconds(home, run.run_id)
+        grouped = group_steps(steps)
+        rows = {
+            "DCGM ingest": written.dcgm_rows,
+            "scheduler ingest": written.sacct_rows,
+            "billing ingest": written.cur_rows,
+        }
+        for name, seconds in grouped.items():
+            result.stages.append(StageTime(name, seconds, rows.get(name)))
+        overhead = t_run[0] - sum(steps.values())
+        result.stages.append(StageTime("Dagster and run overhead", overhead))
+        result.stages.append(
+            StageTime("pipeline, whole run", t_run[0], written.dcgm_rows, rss.peak, "", t_run[1])
+        )
+        target = home / "build" / "dbt" / run.run_id
+        models = dbt_model_seconds(target)
+        upstream = model_ancestors(target, GPU_HOUR_MART)
+        gpu_models = sum(s for uid, s in models.items() if uid in upstream)
+        pipeline_gpu_stage = grouped["DCGM ingest"] + gpu_models
+        result.stages.append(
+            StageTime(
+                "pipeline GPU-hour stage",
+                pipeline_gpu_stage,
+                written.gpu_samples,
+                note=f"DCGM ingest + {len(upstream)} dbt models up to {GPU_HOUR_MART}",
+            )
+        )
+        result.checks["planted"] = check_planted(planted_totals(spec), home / "warehouse.duckdb")
+
+    base_s: float | None = None
+    if "baseline" in stages:
+        t0 = datetime.combine(spec.first_day, datetime.min.time(), UTC).timestamp()
+        t1 = (
+            datetime.combine(spec.last_day + timedelta(days=1), datetime.min.time(), UTC)
+        ).timestamp()
+        sacct = sorted((home / "sources" / "aws" / "sacct").glob("sacct-*.txt"))
+        rss = PeakRss()
+        say.print("running the pandas baseline")
+        with rss.watching(), stopwatch() as t_base:
+            base = gpu_hour_states(written.dcgm_files, sacct, t0, t1, IDLE_THRESHOLD)
+        base_s = t_base[0]
+        result.stages.append(
+            StageTime(
+                "pandas baseline",
+                base_s,
+                written.gpu_samples,
+                rss.peak,
+                "GPU-hours + runs",
+                t_base[1],
+            )
+        )
+        if "pipeline" in stages:
+            result.checks["baseline"] = check_baseline(base, home / "warehouse.duckdb")
+
+    low_s: float | None = None
+    if "lower_bound" in stages:
+        rss = PeakRss()
+        with rss.watching(), stopwatch() as t_low:
+            scanned = scan_gpu_hours(written.dcgm_files, IDLE_THRESHOLD)
+        low_s = t_low[0]
+        result.stages.append(
+            StageTime(
+                "DuckDB scan (lower bound)", low_s, scanned[1], rss.peak, "one group-by", t_low[1]
+            )
+        )
+
+    if "dcgm_parse" in stages:
+        with stopwatch() as t_parse:
+            dcgm_main(["--samples", str(dcgm_samples), "--repeat", "1"])
+        result.stages.append(StageTime("DCGM text parse", t_parse[0], dcgm_samples))
+
+    if pipeline_gpu_stage:
+        if base_s:
+            result.ratios["speed-up over the pandas baseline"] = base_s / pipeline_gpu_stage
+        if low_s:
+            result.ratios["x the DuckDB scan lower bound"] = pipeline_gpu_stage / low_s
+    return result
+
+
+def print_result(r: BenchResult, console: Console) -> None:
+    s = r.spec
+    console.print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"{_total_memory_gib():.0f} GiB, Python {platform.python_version()}, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    console.print(
+        f"fleet: {s.gpus} GPUs ({s.nodes} nodes), {s.days} day(s) from {s.first_day}, a scrape "
+        f"every {s.scrape_s} s, {r.written.jobs} jobs: {r.written.gpu_samples:,} GPU samples, "
+        f"{r.written.dcgm_rows:,} long DCGM rows in {len(r.written.dcgm_files)} files, "
+        f"{r.written.sacct_rows:,} sacct lines, {r.written.cur_rows:,} CUR lines"
+    )
+    table = Table(title="fleetledger bench")
+    for col in ("stage", "input rows", "seconds", "CPU s", "rows/s", "peak RSS GiB", "note"):
+        table.add_column(col, justify="left" if col in ("stage", "note") else "right")
+    for st in r.stages:
+        rate = f"{st.rows / st.seconds:,.0f}" if st.rows and st.seconds > 0 else ""
+        table.add_row(
+            st.name,
+            f"{st.rows:,}" if st.rows is not None else "",
+            f"{st.seconds:.2f}",
+            f"{st.cpu_seconds:.1f}" if st.cpu_seconds is not None else "",
+            rate,
+            _gib(st.peak_rss),
+            st.note,
+        )
+    console.print(table)
+    for name, value in r.ratios.items():
+        console.print(f"pipeline GPU-hour stage: {value:.2f} {name}")
+    if "baseline" in r.checks:
+        c = r.checks["baseline"]
+        console.print(
+            f"baseline = warehouse: {c['gpu_hour_rows']:,.0f} GPU-hours (max |diff| "
+            f"{c['max_abs_diff_seconds']:.2g} s), {c['run_rows']:,.0f} runs (max |diff| "
+            f"{c['max_abs_diff_gpu_hours']:.2g} GPU-h)"
+        )
+    if "planted" in r.checks:
+        p = r.checks["planted"]
+        console.print(
+            "warehouse = plan: busy {busy_seconds:,.0f} s, allocated-idle "
+            "{allocated_idle_seconds:,.0f} s, unallocated {unallocated_seconds:,.0f} s, "
+            "down {down_seconds:,.0f} s".format(**p)
+        )
+
+
+def _total_memory_gib() -> float:
+    import psutil
+
+    return psutil.virtual_memory().total / 2**30
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="fleetledger bench", description=__doc__)
+    p.add_argument("--gpus", type=int, default=1024, help="GPUs, 8 a node (1024)")
+    p.add_argument("--days", type=int, default=7, help="days of data (7)")
+    p.add_argument("--scrape-interval", type=int, default=30, help="seconds between scrapes (30)")
+    p.add_argument(
+        "--jobs-per-day", type=int, default=0, help="Slurm jobs a day (default: 2 a node)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="the generator's seed (0)")
+    p.add_argument("--out", type=Path, help="the FLEETLEDGER_HOME to write (default: a temp dir)")
+    p.add_argument("--keep", action="store_true", help="keep the home (a temp dir is removed)")
+    p.add_argument(
+        "--stages",
+        default=",".join(DEFAULT_STAGES),
+        help=f"comma-separated, of {', '.join(STAGES)} (default: {','.join(DEFAULT_STAGES)})",
+    )
+    p.add_argument(
+        "--dcgm-samples", type=int, default=3_000_000, help="samples of the dcgm_parse stage"
+    )
+    args = p.parse_args(argv)
+    stages = [s.strip() for s in args.stages.split(",") if s.strip()]
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown:
+        p.error(f"unknown stage {', '.join(unknown)} (one of {', '.join(STAGES)})")
+    spec = ScaleSpec(
+        gpus=args.gpus,
+        days=args.days,
+        scrape_s=args.scrape_interval,
+        jobs_per_day=args.jobs_per_day,
+        seed=args.seed,
+    )
+    try:
+        spec.validate()
+    except ValueError as e:
+        p.error(str(e))
+    # a log file or pipe gets the whole table, not 80 columns
+    console = Console(width=None if sys.stdout.isatty() else 132)
+    home = args.out or Path(tempfile.mkdtemp(prefix="fleetledger-bench-"))
+    if args.out and any(home.iterdir() if home.exists() else ()):
+        p.error(f"--out {home} is not empty")
+    try:
+        result = run_bench(spec, home, stages, console, args.dcgm_samples)
+    except Mismatch as e:
+        console.print(f"[red bold]MISMATCH[/] {e}")
+        return 1
+    finally:
+        if not args.keep and args.out is None:
+            shutil.rmtree(home, ignore_errors=True)
+    print_result(result, console)
+    if args.keep or args.out:
+        console.print(f"home: {home}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

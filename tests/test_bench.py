@@ -1,0 +1,202 @@
+"""The scale benchmark (benchmarks/scale.py, `fleetledger bench`): the generator plants what it
+says, the pandas baseline computes the same GPU-hours by hand, and a tiny end-to-end run finds
+the baseline equal to the warehouse (its speed is not checked here).
+
+The fleet of every test: 16 GPUs (2 nodes), 1 day, a scrape every 300 s, 6 jobs. By
+scale_fleet's plan: ceil(6 / 2) = 3 slots of 28,800 s a node; a job starts 3,600 s into its slot
+(1/8) and runs 14,400 / 18,000 / 21,600 s (1/2, 5/8, 3/4 of the slot) for i mod 3 = 0 / 1 / 2;
+job 3 (i mod 4 = 3) idles. On 8 GPUs each:
+  busy = 8 x (14,400 + 18,000 + 21,600 + 18,000 + 21,600) = 748,800 s,
+  allocated idle = 8 x 14,400 = 115,200 s,
+  unallocated = 16 x 86,400 - 748,800 - 115,200 = 518,400 s, down 0.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pytest
+
+from benchmarks.baseline.gpu_hours import expand_hostlist, gpu_hour_states
+from benchmarks.compare import Mismatch, _compare
+from benchmarks.scale import BenchResult, group_steps, run_bench
+from benchmarks.scale_fleet import ScaleSpec, node_day_frame, plan_jobs, planted_totals, write_fleet
+from fleetledger.cli import main
+
+SPEC = ScaleSpec(gpus=16, days=1, scrape_s=300, jobs_per_day=6, start=date(2026, 10, 1))
+T0 = 1790812800.0  # 2026-10-01T00:00:00Z
+PLANTED = {
+    "busy_seconds": 748_800.0,
+    "allocated_idle_seconds": 115_200.0,
+    "unallocated_seconds": 518_400.0,
+    "down_seconds": 0.0,
+}
+# per run (GPU-hours = 8 GPUs x length / 3600): jobs 0..5 = 32, 40, 48, 32 (idle), 40, 48
+RUN_GPU_HOURS = {
+    "slurm:aws-hpc:500000:1": (32.0, 0.0),
+    "slurm:aws-hpc:500001:1": (40.0, 0.0),
+    "slurm:aws-hpc:500002:1": (48.0, 0.0),
+    "slurm:aws-hpc:500003:1": (0.0, 32.0),
+    "slurm:aws-hpc:500004:1": (40.0, 0.0),
+    "slurm:aws-hpc:500005:1": (48.0, 0.0),
+}
+
+
+def test_plan_is_the_hand_computed_one() -> None:
+    jobs = plan_jobs(SPEC)
+    assert jobs["node"].to_list() == [0, 1, 0, 1, 0, 1]
+    # slot 0 from 01:00 (3,600 s in), slot 1 from 08:00 + 1 h, slot 2 from 16:00 + 1 h
+    assert (jobs["start"] - int(T0)).to_list() == [3600, 3600, 32400, 32400, 61200, 61200]
+    assert (jobs["end"] - jobs["start"]).to_list() == [14400, 18000, 21600, 14400, 18000, 21600]
+    assert jobs["busy"].to_list() == [True, True, True, False, True, True]
+    assert planted_totals(SPEC) == PLANTED
+
+
+def test_node_day_frame_labels_exactly_the_jobs_samples() -> None:
+    jobs = plan_jobs(SPEC).filter(pl.col("node") == 0)
+    df = node_day_frame(SPEC, "aws-p5-0001", int(T0), jobs)
+    # 288 scrapes x 8 GPUs x 5 fields
+    assert df.height == 288 * 8 * 5
+    util = df.filter(pl.col("metric") == "DCGM_FI_PROF_GR_ENGINE_ACTIVE")
+    # job 500000 holds [01:00, 05:00): 14,400 / 300 = 48 scrapes x 8 GPUs
+    held = util.filter(pl.col("hpc_job") == "500000")
+    assert held.height == 48 * 8
+    assert held["timestamp"].min() == pd.Timestamp("2026-10-01T01:00:00Z")
+    assert held["timestamp"].max() == pd.Timestamp("2026-10-01T04:55:00Z")
+    # GPU g of a busy job at 0.30 + 0.05 g; nothing held at 0
+    assert sorted(held["value"].unique().round(6).to_list()) == [
+        round(0.30 + 0.05 * g, 6) for g in range(8)
+    ]
+    assert util.filter(pl.col("hpc_job").is_null())["value"].max() == 0.0
+
+
+def test_baseline_finds_the_plan_from_the_files(tmp_path: Path) -> None:
+    written = write_fleet(SPEC, tmp_path)
+    assert (written.dcgm_rows, written.sacct_rows, written.jobs) == (2 * 288 * 8 * 5, 6, 6)
+    sacct = sorted((tmp_path / "sources" / "aws" / "sacct").glob("sacct-*.txt"))
+    base = gpu_hour_states(written.dcgm_files, sacct, T0, T0 + 86400, 0.05)
+    # 16 GPUs x 24 hours, each hour's states summing to 3,600 s
+    assert len(base.gpu_hours) == 16 * 24
+    states = list(PLANTED)
+    assert (base.gpu_hours[states].sum(axis=1) == 3600).all()
+    assert base.gpu_hours[states].sum().to_dict() == PLANTED
+    got = {
+        r.run_id: (r.busy_gpu_hours, r.allocated_idle_gpu_hours)
+        for r in base.run_gpu_hours.itertuples()
+    }
+    assert got == RUN_GPU_HOURS
+    # hour 01:00 of GPU 0 of node 1: job 500001 runs from 01:00 (busy all hour); 00:00 is free
+    g0 = base.gpu_hours[base.gpu_hours["gpu_uuid"] == "GPU-" + _uuid_tail("aws-p5-0002", 0)]
+    by_hour = g0.set_index("hour_epoch")
+    assert by_hour.loc[T0, "unallocated_seconds"] == 3600
+    assert by_hour.loc[T0 + 3600, "busy_seconds"] == 3600
+
+
+def _uuid_tail(host: str, index: int) -> str:
+    from benchmarks.scale_fleet import gpu_uuid
+
+    return gpu_uuid(host, index).removeprefix("GPU-")
+
+
+def test_expand_hostlist() -> None:
+    assert expand_hostlist("aws-p5-[0001-0003,0007],gpu9") == [
+        "aws-p5-0001",
+        "aws-p5-0002",
+        "aws-p5-0003",
+        "aws-p5-0007",
+        "gpu9",
+    ]
+    assert expand_hostlist("aws-p5-0002") == ["aws-p5-0002"]
+
+
+def test_compare_fails_loudly_on_a_difference_or_a_missing_row() -> None:
+    ours = pd.DataFrame({"k": [1, 2], "v": [10.0, 20.0]})
+    assert _compare(ours, ours.assign(v=[10.0, 20.0 + 5e-7]), ["k"], ("v",), "t") == pytest.approx(
+        5e-7
+    )
+    with pytest.raises(Mismatch, match="v differs on 1 of 2 rows"):
+        _compare(ours, ours.assign(v=[10.0, 20.001]), ["k"], ("v",), "t")
+    with pytest.raises(Mismatch, match="1 rows on one side only"):
+        _compare(ours, ours.head(1), ["k"], ("v",), "t")
+
+
+def test_group_steps_sums_the_dagster_steps_into_stages() -> None:
+    steps = {
+        "raw__aws_dcgm": 2.0,
+        "raw__aws_slurm": 1.0,
+        "raw__aws_cur": 0.5,
+        "raw__aws_cur_landing_expectations": 3.0,
+        "raw__aws_cur_source_totals_match": 0.25,
+        "raw__config_tables": 0.1,
+        "dbt_warehouse": 40.0,
+        "forecasts": 4.0,
+        "alerts": 1.0,
+        "warehouse_snapshot": 2.0,
+    }
+    g = group_steps(steps)
+    assert g["DCGM ingest"] == 2.0
+    assert g["landing checks"] == 3.25
+    assert g["forecasts + alerts"] == 5.0
+    assert g["other steps"] == 0.1
+    assert sum(g.values()) == pytest.approx(sum(steps.values()))
+
+
+def test_cli_passes_options_to_the_bench_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "--gpus", "12"])
+    assert e.value.code == 2
+    assert "multiple of 8" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> BenchResult:
+    """The bench end to end on the tiny fleet (one pipeline run: ~1.5 min on 2 idle cores)."""
+    return run_bench(
+        SPEC, tmp_path_factory.mktemp("bench"), ("pipeline", "baseline", "lower_bound")
+    )
+
+
+@pytest.mark.warehouse
+def test_bench_baseline_agrees_with_the_warehouse(bench: BenchResult) -> None:
+    c = bench.checks["baseline"]
+    assert (c["gpu_hour_rows"], c["run_rows"]) == (16 * 24, 6)
+    assert c["max_abs_diff_seconds"] <= 1e-6 and c["max_abs_diff_gpu_hours"] <= 1e-6
+    assert bench.checks["planted"] == PLANTED
+
+
+@pytest.mark.warehouse
+def test_bench_reports_every_stage(bench: BenchResult) -> None:
+    names = [s.name for s in bench.stages]
+    for stage in (
+        "generate",
+        "DCGM ingest",
+        "scheduler ingest",
+        "billing ingest",
+        "landing checks",
+        "dbt build",
+        "forecasts + alerts",
+        "publish",
+        "pipeline, whole run",
+        "pipeline GPU-hour stage",
+        "pandas baseline",
+        "DuckDB scan (lower bound)",
+    ):
+        assert stage in names, stage
+    # input rows: 2 nodes x 288 scrapes x 8 GPUs x 5 fields; 6 sacct lines; CUR: 24 h x (2
+    # Savings Plan nodes x 2 lines + the plan's fee) + 1 S3 line = 121
+    assert bench.stage("DCGM ingest").rows == 23_040
+    assert bench.stage("scheduler ingest").rows == 6
+    assert bench.stage("billing ingest").rows == 121
+    # the lower bound scans one field: 2 x 288 x 8 samples
+    assert bench.stage("DuckDB scan (lower bound)").rows == 4_608
+    assert bench.stage("dbt build").seconds > 0
+    whole = bench.stage("pipeline, whole run")
+    assert whole.peak_rss is not None and whole.peak_rss > 100 * 2**20
+    assert whole.cpu_seconds is not None and whole.cpu_seconds > 0
+    assert set(bench.ratios) == {
+        "speed-up over the pandas baseline",
+        "x the DuckDB scan lower bound",
+    }
