@@ -283,11 +283,24 @@ def _choose(page: Any, key: str, option: str) -> None:
     """Open a select box or multiselect (a click on its chevron: a click in its text field lists
     only the options matching the text shown) and click `option` in the list it opens; a
     multiselect's list stays open after a pick, so Escape closes it."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect
 
-    _widget(page, key).locator('button[aria-haspopup="listbox"]').click()
     listbox = page.get_by_role("listbox")
-    listbox.get_by_role("option", name=option, exact=True).click()
+    wanted = listbox.get_by_role("option", name=option, exact=True)
+    # the widget is re-rendered by the rerun a previous pick started: a click on the chevron of
+    # the old element opens nothing, so the list is opened again (up to three times) until the
+    # option shows
+    for attempt in range(3):
+        _widget(page, key).locator('button[aria-haspopup="listbox"]').click()
+        try:
+            expect(wanted).to_be_visible(timeout=10_000)
+            break
+        except (AssertionError, PlaywrightTimeout):
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
+    wanted.click()
     if listbox.is_visible():
         page.keyboard.press("Escape")
     expect(listbox).to_be_hidden()

@@ -1,15 +1,16 @@
-"""`fleetledger bench` runs the DCGM parsing benchmark and prints both parsers' rates (a smoke
-test on a tiny input: the numbers themselves are measured by hand, see docs/benchmarks.md)."""
+"""The DCGM parsing benchmark (benchmarks/dcgm_parse.py, the `dcgm_parse` stage of
+`fleetledger bench --stages dcgm_parse`) prints both parsers' rates (a smoke test on a tiny
+input: the numbers themselves are measured by hand, see docs/benchmarks.md)."""
 
 from __future__ import annotations
 
 import pytest
 
-from fleetledger.cli import main
+from benchmarks.dcgm_parse import main
 
 
 def test_bench_prints_both_parsers(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["bench", "--samples", "2000", "--scrape-interval", "3600", "--client-samples", "1"]
+    argv = ["--samples", "2000", "--scrape-interval", "3600", "--client-samples", "1"]
     assert main([*argv, "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     # two AWS node-days: 24 scrapes x 8 GPUs x 7 metrics each
