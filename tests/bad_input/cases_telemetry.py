@@ -1,6 +1,7 @@
-"""Corpus cases for the telemetry kinds: `dcgm` (scrape files, long exports, range JSON) and
-`power` (meter CSV, node GPU roll-ups). Counts: `inputs.prom` gives 4 good samples per host-day
-(2 GPUs x 00:00 and 01:00); `inputs.power_rows(n)` gives n good readings."""
+"""Corpus cases for the telemetry kinds: `dcgm` (scrape files, long exports, range JSON),
+`power` (meter CSV, node GPU roll-ups) and `inference_metrics` (vLLM scrapes). Counts:
+`inputs.prom` gives 4 good samples per host-day (2 GPUs x 00:00 and 01:00);
+`inputs.power_rows(n)` gives n good readings."""
 
 from __future__ import annotations
 
@@ -147,6 +148,29 @@ def _power_bytes(data: bytes) -> object:
 
 
 T = ms(D1, 2)
+
+
+def _vllm(extra: list[str]) -> object:
+    """A vLLM scrape of day 1 with 2 good samples (a gauge and a counter of pod p1) and
+    `extra` lines after them (`{t}`: the samples' timestamp)."""
+
+    def build(folder: Path) -> Setup:
+        t = ms(D1, 0)
+        labels = 'model_name="m",namespace="ns",pod="p1"'
+        lines = [
+            "# TYPE vllm:num_requests_running gauge",
+            f"vllm:num_requests_running{{{labels}}} 2 {t}",
+            "# TYPE vllm:prompt_tokens_total counter",
+            f"vllm:prompt_tokens_total{{{labels}}} 800 {t}",
+            *(line.replace("{t}", str(t)) for line in extra),
+        ]
+        write(folder / "vllm" / D1.isoformat() / "p1.prom", "\n".join(lines) + "\n")
+        config = {"sources": [source("vllm", "inference_metrics", "vllm/{date}/*.prom")]}
+        return Setup(config, "vllm", DAYS)
+
+    return build
+
+
 CASES = [
     # --- handled on main
     Case(
@@ -193,6 +217,18 @@ CASES = [
         "range-json-cut-off",
         _range_json_broken,
         Expect("error", (r"util\.json", r"(?i)json")),
+    ),
+    Case(
+        "inference_metrics",
+        "garbage-line",
+        _vllm(["vllm:num_requests_waiting{ not a sample"]),
+        Expect("quarantine", landed=2, quarantined=1, reason=r"unparseable sample line"),
+    ),
+    Case(
+        "inference_metrics",
+        "negative-gauge",
+        _vllm(['vllm:num_requests_waiting{model_name="m",namespace="ns",pod="p1"} -1 {t}']),
+        Expect("quarantine", landed=2, quarantined=1, reason=r"is negative"),
     ),
     Case(
         "power",
