@@ -122,16 +122,13 @@ def _labels_json(pairs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def resolve_series(
-    series: pl.DataFrame, pairs: pl.DataFrame, node_label: str | None
+def label_columns(
+    series: pl.DataFrame, pairs: pl.DataFrame, columns: tuple[str, ...], node_label: str | None
 ) -> pl.DataFrame:
-    """Per series: the contract's label columns and a reject reason (null when the series
-    is good).
-
-    `series`: `sid` (UInt32), `metric` (String), `ok` (Boolean: the name and label set are
-    well formed). `pairs`: `sid`, `k`, `v` (unescaped values; several values of one key: the
-    first wins)."""
-    wanted = list(dict.fromkeys([*COLUMN_LABELS, *([node_label] if node_label else [])]))
+    """`series` with one column per label of `columns` (and `node_label`; null when a series
+    lacks it) and `labels`, the JSON of its other labels. `pairs`: `sid`, `k`, `v` (an empty
+    value is no label; several values of one key: the first wins)."""
+    wanted = list(dict.fromkeys([*columns, *([node_label] if node_label else [])]))
     pairs = (
         pairs.select(pl.col("sid").cast(pl.UInt32), pl.col("k"), pl.col("v"))
         .filter(pl.col("v") != "")
@@ -146,11 +143,23 @@ def resolve_series(
     for k in wanted:
         if k not in labels.columns:
             labels = labels.with_columns(pl.lit(None, pl.String).alias(k))
-    s = (
+    return (
         series.with_columns(pl.col("sid").cast(pl.UInt32))
         .join(labels, on="sid", how="left")
         .join(_labels_json(other), on="sid", how="left")
     )
+
+
+def resolve_series(
+    series: pl.DataFrame, pairs: pl.DataFrame, node_label: str | None
+) -> pl.DataFrame:
+    """Per series: the contract's label columns and a reject reason (null when the series
+    is good).
+
+    `series`: `sid` (UInt32), `metric` (String), `ok` (Boolean: the name and label set are
+    well formed). `pairs`: `sid`, `k`, `v` (unescaped values; several values of one key: the
+    first wins)."""
+    s = label_columns(series, pairs, COLUMN_LABELS, node_label)
 
     def first(*names: str) -> pl.Expr:
         return pl.coalesce([pl.col(n) for n in names])

@@ -23,7 +23,7 @@ from __future__ import annotations
 import polars as pl
 
 from ingest.core.landing import polars_schema
-from ingest.telemetry.dcgm_labels import _labels_json
+from ingest.telemetry.dcgm_labels import label_columns
 from ingest.telemetry.series_shape import SeriesShape
 
 TABLE = "inference_samples"
@@ -81,26 +81,7 @@ def resolve_series(
 ) -> pl.DataFrame:
     """Per series: the contract's label columns, `keep` (a `vllm:` metric) and a reject
     reason (null when the series is good). Inputs as for dcgm_labels.resolve_series."""
-    wanted = list(dict.fromkeys([*COLUMN_LABELS, *([node_label] if node_label else [])]))
-    pairs = (
-        pairs.select(pl.col("sid").cast(pl.UInt32), pl.col("k"), pl.col("v"))
-        .filter(pl.col("v") != "")
-        .unique(["sid", "k"], keep="first", maintain_order=True)
-    )
-    cols = pairs.filter(pl.col("k").is_in(wanted))
-    other = pairs.filter(~pl.col("k").is_in(wanted) & (pl.col("k") != "__name__"))
-    if cols.height:
-        labels = cols.pivot(on="k", index="sid", values="v", on_columns=wanted)
-    else:
-        labels = pl.DataFrame(schema={"sid": pl.UInt32})
-    for k in wanted:
-        if k not in labels.columns:
-            labels = labels.with_columns(pl.lit(None, pl.String).alias(k))
-    s = (
-        series.with_columns(pl.col("sid").cast(pl.UInt32))
-        .join(labels, on="sid", how="left")
-        .join(_labels_json(other), on="sid", how="left")
-    )
+    s = label_columns(series, pairs, COLUMN_LABELS, node_label)
 
     def first(*names: str) -> pl.Expr:
         return pl.coalesce([pl.col(n) for n in names])
