@@ -63,6 +63,7 @@ baseline as (
     select
         provider,
         count(*) as days_observed,
+        min(gpu_hours) as lowest_day_gpu_hours,
         min(gpu_hours) / 24.0 as steady_gpus
     from provider_days
     group by 1
@@ -95,14 +96,14 @@ final as (
         per_provider.p95_memory_gb,
         cast(per_provider.gpu_hours as double) as gpu_hours,
         per_provider.window_cost,
-        baseline.steady_gpus * window_hours.hours * per_provider.cost_per_gpu_hour
-            * rates.discount_rate as window_savings,
-        baseline.steady_gpus * {{ var('recommendation_hours_per_month') }}
+        baseline.lowest_day_gpu_hours * window_hours.hours / 24.0
+            * per_provider.cost_per_gpu_hour * rates.discount_rate as window_savings,
+        baseline.lowest_day_gpu_hours * {{ var('recommendation_hours_per_month') }} / 24.0
             * per_provider.cost_per_gpu_hour * rates.discount_rate as monthly_savings,
         'commit to ' || cast(round(baseline.steady_gpus, 2) as varchar)
             || ' GPUs at a ' || cast(round(rates.discount_rate * 100, 1) as varchar)
             || ' % discount' as action,
-        'lowest day ' || cast(round(baseline.steady_gpus * 24, 1) as varchar)
+        'lowest day ' || cast(round(baseline.lowest_day_gpu_hours, 1) as varchar)
             || ' on-demand GPU-hours of ' || cast(baseline.days_observed as varchar)
             || ' days; ' || cast(round(per_provider.cost_per_gpu_hour, 4) as varchar)
             || ' per GPU-hour' as evidence

@@ -66,8 +66,8 @@ final as (
         cast(per_pool.gpu_hours as double) as gpu_hours,
         per_pool.window_cost,
         per_pool.window_savings,
-        per_pool.window_savings / window_hours.hours
-            * {{ var('recommendation_hours_per_month') }} as monthly_savings,
+        per_pool.window_savings * {{ var('recommendation_hours_per_month') }}
+            / window_hours.hours as monthly_savings,
         'release ' || cast(round(per_pool.unallocated_gpu_hours / window_hours.hours, 2)
             as varchar) || ' GPUs of unallocated capacity on average' as action,
         cast(round(per_pool.unallocated_gpu_hours, 1) as varchar) || ' of '

@@ -79,8 +79,8 @@ final as (
         per_run.gpu_hours,
         per_run.window_cost,
         per_run.window_savings,
-        per_run.window_savings / window_hours.hours
-            * {{ var('recommendation_hours_per_month') }} as monthly_savings,
+        per_run.window_savings * {{ var('recommendation_hours_per_month') }}
+            / window_hours.hours as monthly_savings,
         'release the GPUs while idle (' || cast(round(per_run.allocated_idle_gpu_hours, 1)
             as varchar) || ' allocated-idle GPU-hours)' as action,
         'idle on ' || cast(idle_days.idle_days as varchar) || ' of '

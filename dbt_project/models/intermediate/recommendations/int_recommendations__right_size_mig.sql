@@ -103,11 +103,11 @@ final as (
         fitted.p95_memory_gb,
         fitted.gpu_hours,
         fitted.window_cost,
-        fitted.window_cost * (1 - fitted.slices * 1.0 / {{ var('mig_total_slices') }})
-            as window_savings,
-        fitted.window_cost * (1 - fitted.slices * 1.0 / {{ var('mig_total_slices') }})
-            / window_hours.hours * {{ var('recommendation_hours_per_month') }}
-            as monthly_savings,
+        fitted.window_cost * ({{ var('mig_total_slices') }} - fitted.slices)
+            / {{ var('mig_total_slices') }} as window_savings,
+        fitted.window_cost * ({{ var('mig_total_slices') }} - fitted.slices)
+            / {{ var('mig_total_slices') }} * {{ var('recommendation_hours_per_month') }}
+            / window_hours.hours as monthly_savings,
         'move to MIG ' || fitted.profile || ' (' || cast(fitted.slices as varchar) || '/'
             || cast({{ var('mig_total_slices') }} as varchar) || ' of a ' || fitted.gpu_model
             || ')' as action,
