@@ -124,5 +124,3 @@ def test_economics_defaults_equal_the_dbt_project_vars():
     project = yaml.safe_load((REPO / "dbt_project" / "dbt_project.yml").read_text())["vars"]
     for key, value in EconomicsSettings().dbt_vars().items():
         assert project[key] == value, key
-
-
