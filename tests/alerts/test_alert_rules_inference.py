@@ -4,11 +4,16 @@ figures by hand."""
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
+from pathlib import Path
 
 import polars as pl
 import pytest
 
+from alerts.frames import days, spend
 from fleetledger.alerts import rules_inference
+from fleetledger.alerts.engine import _link, evaluate
+from fleetledger.alerts.inputs import Inputs
+from fleetledger.config import parse_config
 from fleetledger.config_alerts import Alerts, InferenceCostRiseRule, InferenceSloRule
 
 MON = datetime(2026, 10, 5, 0, 0)  # a Monday
@@ -104,3 +109,29 @@ def test_the_inference_rules_parse_from_config() -> None:
     assert isinstance(rise, InferenceCostRiseRule) and rise.max_utilization == 0.5
     assert isinstance(slo, InferenceSloRule) and slo.min_hours == 1
     assert alerts.rule_names() == ["inference_cost_rise-1", "inference_slo-1"]
+
+
+def test_the_engine_runs_the_inference_rules_and_links_the_economics_page() -> None:
+
+    cfg = parse_config(
+        {
+            "alerts": {
+                "app_url": "https://fl.example/",
+                "rules": [{"kind": "inference_slo", "ttft_p95_seconds": 1.0}],
+            }
+        },
+        Path("fleetledger.yml"),
+    )
+    pieces = spend([(d, "serving", "gcp", "p", "gke", 10.0, 0.0) for d in days(MON.date(), 2)])
+    # 2 h over the SLO at 20 % utilisation: one alert, 2 x 10 = 20 at stake
+    hours = _hours("m", MON, 2, tokens=1e6, cost=10, util=0.2, ttft=1.5)
+    ev = evaluate(Inputs(spend=pieces, service_hours=pl.DataFrame(hours)), cfg)
+    assert [(a.kind, a.subject, a.amount) for a in ev.alerts] == [
+        ("inference_slo", "service:m", 20.0)
+    ]
+    link = _link(cfg, ev.alerts[0])
+    assert link is not None and link.startswith("https://fl.example/economics?alert=")
+    # a warehouse without fct_inference_hourly: the rule is skipped with a finding
+    skipped = evaluate(Inputs(spend=pieces), cfg)
+    assert skipped.alerts == []
+    assert any(f.check == "alert_rule_skipped:inference_slo-1" for f in skipped.findings)
