@@ -124,3 +124,19 @@ def test_economics_defaults_equal_the_dbt_project_vars():
     project = yaml.safe_load((REPO / "dbt_project" / "dbt_project.yml").read_text())["vars"]
     for key, value in EconomicsSettings().dbt_vars().items():
         assert project[key] == value, key
+
+
+@pytest.mark.parametrize(
+    ("economics", "message"),
+    [
+        ({"mig_profiles": [{"profile": "8g.90gb", "slices": 8, "memory_gb": 90}]}, "8g.90gb"),
+        ({"commitment_discount_rates": {"aws": 1.2}}, "commitment_discount_rates"),
+        ({"recommendation_medium_confidence_days": 30}, "medium_confidence_days"),
+        ({"release_idle_min_dayz": 2}, "release_idle_min_dayz"),
+    ],
+)
+def test_economics_settings_are_checked_when_the_config_loads(
+    economics: dict, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config({"economics": economics}, Path("fleetledger.yml"))
