@@ -25,6 +25,7 @@ from fleetledger.generator.scheduler_files import write_node_events, write_pods,
 from fleetledger.generator.telemetry import node_series
 from fleetledger.generator.truth import Truth
 from fleetledger.generator.vllm_files import write_vllm
+from fleetledger.generator.waste_runs import waste_truth
 
 DEFAULT_START = date(2026, 10, 1)
 IDLE_THRESHOLD = 0.05
@@ -218,6 +219,7 @@ def generate(
     hpc_job_labels: bool = True,
     mig: bool = False,
     mig_gres: bool = False,
+    waste_cases: bool = False,
     dcgm_format: str | dict[str, str] = "prometheus_text",
     progress: Callable[[str, int, int], None] | None = None,
 ) -> dict:
@@ -240,6 +242,7 @@ def generate(
         onprem_nodes=onprem_nodes,
         mig=mig,
         mig_gres=mig_gres,
+        waste_cases=waste_cases,
     )
     fleet.hpc_job_labels = hpc_job_labels
     truth = Truth(fleet, IDLE_THRESHOLD, 2 * scrape_interval_s)
@@ -273,7 +276,7 @@ def generate(
     if progress:
         progress("bills, scheduler logs and power meters", len(fleet.nodes), len(fleet.nodes))
     pue = write_power(fleet, "dc1", onprem_series, src / "onprem" / "power")
-    inference_days = write_vllm(fleet, gcp_series, src / "gcp" / "vllm")
+    inference_days, inference_hours = write_vllm(fleet, gcp_series, src / "gcp" / "vllm")
     result = truth.finish({("dc1", d): v["pue"] for d, v in pue.items()})
     aws_bill = write_cur(fleet, src / "aws" / "cur" / "fleet-cur")
     gcp_bill = write_gcp(fleet, src / "gcp" / "billing")
@@ -310,6 +313,7 @@ def generate(
         "dcgm_format": dcgm_format,
         "mig": mig,
         "mig_gres": mig_gres,
+        "waste_cases": waste_cases,
         "dcgm_lines": scrape_lines,
         "nodes": [
             {
@@ -411,10 +415,13 @@ def generate(
             "mig_gres_jobs": [
                 r.run_id for r in fleet.runs if r.scheduler == "slurm" and r.mig_profile
             ],
+            # issue 16: the right_size_mig and consolidate_replicas cases (waste_cases fleets)
+            **waste_truth(fleet),
         },
     }
     # issue 16: per vLLM pod and day, the requests and tokens its metrics count (vllm_files.py)
     ground_truth["inference_days"] = inference_days
+    ground_truth["inference_hours"] = inference_hours
     ground_truth.update(health_truth(fleet, truth, result["runs"]))
     (out / "ground_truth.json").write_text(json.dumps(ground_truth, indent=1))
     return ground_truth

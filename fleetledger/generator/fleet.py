@@ -24,6 +24,7 @@ from fleetledger.generator.nodes import (
 )
 from fleetledger.generator.runs import RunBook
 from fleetledger.generator.slurm_runs import aws_runs, background, mig_gres_run, onprem_runs
+from fleetledger.generator.waste_runs import waste_runs
 
 
 def build_fleet(
@@ -37,6 +38,7 @@ def build_fleet(
     onprem_nodes: int = 4,
     mig: bool = False,
     mig_gres: bool = False,
+    waste_cases: bool = False,
 ) -> Fleet:
     """The fleet of `days` days from `start`, the same for the same arguments:
 
@@ -49,12 +51,17 @@ def build_fleet(
     5. background Slurm load around all of these, on AWS and on-prem; then, with `mig_gres`,
        an on-prem MIG node and its Slurm job requesting a MIG GRES (`gres/gpu:1g.10gb=1`),
        with no random draw, so the other runs are laid out as without it;
-    6. the health events (incidents.py), at fixed times: no draws, no run changes.
+    6. with `waste_cases` (needs `mig` and `mig_gres`), the recommendation waste cases
+       (waste_runs.py) on the two MIG nodes' whole GPUs: a Slurm job that fits a MIG instance
+       and two vLLM servers that fit on one GPU, with no random draw;
+    7. the health events (incidents.py), at fixed times: no draws, no run changes.
     """
     if days < 2:
         raise ValueError("a fleet needs at least 2 days")
     if aws_nodes < 2 or gcp_nodes < 1 or onprem_nodes < 2:
         raise ValueError("a fleet needs at least 2 AWS, 1 GCP and 2 on-prem nodes")
+    if waste_cases and not (mig and mig_gres):
+        raise ValueError("waste_cases needs mig and mig_gres (they run on the MIG nodes)")
     nodes = build_nodes(aws_nodes, gcp_nodes, onprem_nodes)
     t0 = epoch(start)
     t1 = t0 + days * DAY
@@ -83,6 +90,8 @@ def build_fleet(
         nodes.append(onode)
         book.calendar.add(onode)
         mig_gres_run(book, onode.host)
+    if waste_cases:
+        waste_runs(book, mnode.host, onode.host)
 
     throttles, ecc_errors, row_remaps, gpu_faults = health_events(
         t0=t0,

@@ -145,6 +145,12 @@ class Run:
     # was deleted at `end` while it ran (a rolling update), so no dump from then on shows it
     pod_reason: str | None = None
     deleted: bool = False
+    # the waste cases (waste_runs.py): the DCGM memory range its GPUs report while it holds them
+    # (MiB, [low, high); None: the fleet's usual 38-78 GB), a load test (from, to, utilisation)
+    # and the model a vLLM server serves (None: vllm_files.MODEL_NAME)
+    memory_mib: tuple[int, int] | None = None
+    load_test: tuple[int, int, float] | None = None
+    served_model: str | None = None
 
     @property
     def run_id(self) -> str:

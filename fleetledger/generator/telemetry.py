@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fleetledger.generator import model as M
-from fleetledger.generator.model import DAY, HOUR, Fleet, Node, mig_fraction, stable_hex
+from fleetledger.generator.model import DAY, HOUR, Fleet, Node, Run, mig_fraction, stable_hex
 
 IDLE_W = 70.0
 MAX_W = 700.0
@@ -86,6 +86,7 @@ def gpu_series(
     holder = np.full(n, -1, dtype=np.int32)
     holder2 = np.full(n, -1, dtype=np.int32)
     util = np.zeros(n)
+    memory: list[tuple[np.ndarray, Run]] = []  # the runs whose GPU memory is their own
     for i, run in enumerate(fleet.runs):
         if run.start is None or gpu not in run.gpu_indices.get(node.host, []):
             continue
@@ -109,6 +110,11 @@ def gpu_series(
             u = run.util_mean * (0.55 + 0.45 * np.sin(2 * np.pi * hour)) + noise
         else:
             u = run.util_mean + noise
+        if run.load_test is not None:
+            lt_from, lt_to, lt_util = run.load_test
+            u = np.where((t >= lt_from) & (t < lt_to), lt_util + noise, u)
+        if run.memory_mib is not None:
+            memory.append((m, run))
         # the first few minutes of a run load data and sit below the idle threshold
         u = np.where(t < run.start + 240, rng.uniform(0.0, 0.04, t.size), u)
         if run.util_profile == "hang_then_fail":
@@ -124,6 +130,10 @@ def gpu_series(
     held = (holder >= 0) | (holder2 >= 0)
     power = np.round(IDLE_W + (MAX_W - IDLE_W) * util**0.9 + rng.normal(0, 3, n).clip(-9, 9), 3)
     fb = np.where(held, rng.integers(38_000, 78_000, n), 0).astype(np.int64)
+    for m, run in memory:
+        # a stream of its own (the GPU's draws above are as without it)
+        own = np.random.default_rng(int(stable_hex(fleet.seed, run.run_id, "memory", n=8), 16))
+        fb[m] = own.integers(*run.memory_mib, int(m.sum()))  # type: ignore[misc]
     sm = np.where(held & (util >= 0.05), 1980, 345).astype(np.int64)
     for s in fleet.stragglers:
         if s.host == node.host and s.gpu_index == gpu:

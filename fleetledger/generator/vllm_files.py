@@ -18,13 +18,17 @@ untouched, so every other file and figure stays as it was):
 - gauges: requests running = round(64 x the GPUs' mean utilisation), waiting = round(50 x
   (mean − 0.6)) when positive, KV-cache use = 0.95 x mean (a fraction);
 - the first sample of a pod reports zeros (the server just started);
-- the first server up at day 2, 06:00 UTC (`RESTART_AFTER`) restarts its engine at its first
-  scrape from then: from that scrape on every counter and histogram series counts again from
-  zero (the scrape reports what was counted since the restart).
+- the first server of MODEL_NAME up at day 2, 06:00 UTC (`RESTART_AFTER`) restarts its engine
+  at its first scrape from then: from that scrape on every counter and histogram series counts
+  again from zero (the scrape reports what was counted since the restart);
+- a server serves its run's `served_model` (the waste cases' second service,
+  waste_runs.py), else MODEL_NAME.
 
 Ground truth (`inference_days`): per pod and UTC day of the scrape, the requests, prompt tokens
 and generation tokens counted in the intervals ending that day, and the GPU-seconds the pod
-held that day (its run's cost that day is those at the node's flat GPU rate).
+held that day (its run's cost that day is those at the node's flat GPU rate); `inference_hours`:
+per pod and UTC hour of the scrape, the prompt and generation tokens counted in the intervals
+ending that hour and the GPU-seconds the pod held in it.
 """
 
 from __future__ import annotations
@@ -93,9 +97,14 @@ def vllm_runs(fleet: Fleet) -> list[Run]:
     ]
 
 
+def served_model(run: Run) -> str:
+    """The model a vLLM server serves."""
+    return run.served_model or MODEL_NAME
+
+
 def _labels(run: Run, host: str, i: int) -> str:
     return (
-        f'model_name="{MODEL_NAME}",namespace="{run.queue}",pod="{run.pod_name}",'
+        f'model_name="{served_model(run)}",namespace="{run.queue}",pod="{run.pod_name}",'
         f'node="{host}",instance="10.8.{i}.{10 + i}:8000",job="vllm"'
     )
 
@@ -209,14 +218,46 @@ def scrape_lines(
     return pl.concat(rows).sort("t", "o").select("t", "line")
 
 
-def write_vllm(fleet: Fleet, series_by_host: dict[str, list[GpuSeries]], out: Path) -> list[dict]:
+def _hours(run: Run, gpus: int, inc: dict[str, np.ndarray], fleet: Fleet) -> list[dict]:
+    """The ground truth rows `inference_hours` of one pod: per UTC hour of its scrapes, the
+    tokens counted in the intervals ending in it and the GPU-seconds it held in the hour."""
+    t = inc["t"]
+    life_start = int(run.start or 0)
+    life_end = run.end if run.end is not None else fleet.t1
+    hour_of = (t - fleet.t0) // HOUR
+    rows = []
+    for h in np.unique(hour_of):
+        a = fleet.t0 + int(h) * HOUR
+        m = hour_of == h
+        held = max(0, min(life_end, a + HOUR) - max(life_start, a))
+        rows.append(
+            {
+                "run_id": run.run_id,
+                "model_name": served_model(run),
+                "hour": datetime.fromtimestamp(a, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "prompt_tokens": int(inc["prompt"][m].sum()),
+                "generation_tokens": int(inc["generation"][m].sum()),
+                "gpu_seconds": gpus * int(held),
+            }
+        )
+    return rows
+
+
+def write_vllm(
+    fleet: Fleet, series_by_host: dict[str, list[GpuSeries]], out: Path
+) -> tuple[list[dict], list[dict]]:
     """Write every vLLM pod's files under `out` (`<day>/<pod>.prom.gz`); return the ground truth
-    rows (`inference_days`)."""
+    rows (`inference_days`, `inference_hours`)."""
     truth: list[dict] = []
+    hours: list[dict] = []
     runs = vllm_runs(fleet)
     at = fleet.t0 + RESTART_AFTER
     restarted = next(
-        (r for r in runs if r.start <= at < (r.end or fleet.t1)),  # type: ignore[operator]
+        (
+            r
+            for r in runs
+            if served_model(r) == MODEL_NAME and r.start <= at < (r.end or fleet.t1)  # type: ignore[operator]
+        ),
         None,
     )
     for i, run in enumerate(runs):
@@ -230,6 +271,7 @@ def write_vllm(fleet: Fleet, series_by_host: dict[str, list[GpuSeries]], out: Pa
             after = np.flatnonzero(t >= at)
             restart = int(after[0]) if after.size and after[0] > 0 else None
         lines = scrape_lines(run, host, i, inc, restart)
+        hours.extend(_hours(run, len(gpus), inc, fleet))
         life_start = int(run.start or 0)
         life_end = run.end if run.end is not None else fleet.t1
         day_of = (t - fleet.t0) // DAY
@@ -250,7 +292,7 @@ def write_vllm(fleet: Fleet, series_by_host: dict[str, list[GpuSeries]], out: Pa
                     "pod": run.pod_name,
                     "namespace": run.queue,
                     "host": host,
-                    "model_name": MODEL_NAME,
+                    "model_name": served_model(run),
                     "day": day,
                     "requests": int(inc["requests"][m].sum()),
                     "prompt_tokens": int(inc["prompt"][m].sum()),
@@ -260,4 +302,4 @@ def write_vllm(fleet: Fleet, series_by_host: dict[str, list[GpuSeries]], out: Pa
                     "gpu_seconds": len(gpus) * int(held),
                 }
             )
-    return truth
+    return truth, hours

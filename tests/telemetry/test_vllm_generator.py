@@ -28,7 +28,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict],
     fleet = build_fleet(start=START, days=2, seed=1)
     series = {n.host: node_series(fleet, n) for n in fleet.nodes if n.provider == "gcp"}
     out = tmp_path_factory.mktemp("vllm")
-    return out, V.write_vllm(fleet, series, out), fleet
+    return out, V.write_vllm(fleet, series, out)[0], fleet
 
 
 def _landed(out: Path) -> pl.DataFrame:
