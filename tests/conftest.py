@@ -85,7 +85,9 @@ def ground_truth(small_fleet: Path) -> dict:
 
 
 # A second, different fleet: another seed, fewer nodes (2 AWS, 1 GKE + a MIG/time-sliced GKE
-# node, 2 on-prem + an on-prem MIG node holding a Slurm MIG GRES job), 2 days.
+# node, 2 on-prem + an on-prem MIG node holding a Slurm MIG GRES job), 2 days, and the waste
+# cases of the recommendations (generator waste_runs.py: a job that fits a MIG instance, two
+# vLLM servers that fit on one GPU).
 MIG_FLEET = {
     "days": 2,
     "seed": 2,
@@ -94,6 +96,7 @@ MIG_FLEET = {
     "onprem_nodes": 2,
     "mig": True,
     "mig_gres": True,
+    "waste_cases": True,
 }
 
 

@@ -51,17 +51,17 @@ def build_fleet(
     5. background Slurm load around all of these, on AWS and on-prem; then, with `mig_gres`,
        an on-prem MIG node and its Slurm job requesting a MIG GRES (`gres/gpu:1g.10gb=1`),
        with no random draw, so the other runs are laid out as without it;
-    6. with `waste_cases` (needs `mig` and `mig_gres`), the recommendation waste cases
-       (waste_runs.py) on the two MIG nodes' whole GPUs: a Slurm job that fits a MIG instance
-       and two vLLM servers that fit on one GPU, with no random draw;
+    6. with `waste_cases` (needs `mig`), the recommendation waste cases (waste_runs.py) on the
+       MIG node: a notebook on a whole GPU that fits a MIG instance and two vLLM servers that
+       fit on one GPU, with no random draw from the shared stream;
     7. the health events (incidents.py), at fixed times: no draws, no run changes.
     """
     if days < 2:
         raise ValueError("a fleet needs at least 2 days")
     if aws_nodes < 2 or gcp_nodes < 1 or onprem_nodes < 2:
         raise ValueError("a fleet needs at least 2 AWS, 1 GCP and 2 on-prem nodes")
-    if waste_cases and not (mig and mig_gres):
-        raise ValueError("waste_cases needs mig and mig_gres (they run on the MIG nodes)")
+    if waste_cases and not mig:
+        raise ValueError("waste_cases needs mig (its vLLM servers run on the MIG node)")
     nodes = build_nodes(aws_nodes, gcp_nodes, onprem_nodes)
     t0 = epoch(start)
     t1 = t0 + days * DAY
@@ -91,7 +91,7 @@ def build_fleet(
         book.calendar.add(onode)
         mig_gres_run(book, onode.host)
     if waste_cases:
-        waste_runs(book, mnode.host, onode.host)
+        waste_runs(book, mnode.host)
 
     throttles, ecc_errors, row_remaps, gpu_faults = health_events(
         t0=t0,

@@ -146,11 +146,13 @@ class Run:
     pod_reason: str | None = None
     deleted: bool = False
     # the waste cases (waste_runs.py): the DCGM memory range its GPUs report while it holds them
-    # (MiB, [low, high); None: the fleet's usual 38-78 GB), a load test (from, to, utilisation)
-    # and the model a vLLM server serves (None: vllm_files.MODEL_NAME)
+    # (MiB, [low, high); None: the fleet's usual 38-78 GB), a load test (from, to, utilisation),
+    # the model a vLLM server serves (None: vllm_files.MODEL_NAME), and whether its samples
+    # draw from a stream of its own (telemetry.py: the GPU's stream is as without it)
     memory_mib: tuple[int, int] | None = None
     load_test: tuple[int, int, float] | None = None
     served_model: str | None = None
+    own_stream: bool = False
 
     @property
     def run_id(self) -> str:

@@ -100,11 +100,14 @@ def gpu_series(
         holder2[second] = i
         holder[m & ~second] = i
         t = times[m]
-        noise = rng.normal(0, 0.04, t.size)
+        # a waste case (waste_runs.py) draws from a stream of its own: the GPU's draws for every
+        # other run are as without it
+        draw = _own_stream(fleet, run, "load") if run.own_stream else rng
+        noise = draw.normal(0, 0.04, t.size)
         if run.util_profile == "idle":
-            u = rng.uniform(0.0, 0.03, t.size)
-            spikes = rng.random(t.size) < 0.01
-            u[spikes] = rng.uniform(0.2, 0.5, spikes.sum())
+            u = draw.uniform(0.0, 0.03, t.size)
+            spikes = draw.random(t.size) < 0.01
+            u[spikes] = draw.uniform(0.2, 0.5, spikes.sum())
         elif run.util_profile == "diurnal":
             hour = ((t % DAY) / HOUR - 6.0) / 24.0
             u = run.util_mean * (0.55 + 0.45 * np.sin(2 * np.pi * hour)) + noise
@@ -116,7 +119,7 @@ def gpu_series(
         if run.memory_mib is not None:
             memory.append((m, run))
         # the first few minutes of a run load data and sit below the idle threshold
-        u = np.where(t < run.start + 240, rng.uniform(0.0, 0.04, t.size), u)
+        u = np.where(t < run.start + 240, draw.uniform(0.0, 0.04, t.size), u)
         if run.util_profile == "hang_then_fail":
             u = np.where(t >= end - 40 * 60, 0.0, u)
         util[m] = util[m] + u  # time-sliced runs add up
@@ -131,9 +134,7 @@ def gpu_series(
     power = np.round(IDLE_W + (MAX_W - IDLE_W) * util**0.9 + rng.normal(0, 3, n).clip(-9, 9), 3)
     fb = np.where(held, rng.integers(38_000, 78_000, n), 0).astype(np.int64)
     for m, run in memory:
-        # a stream of its own (the GPU's draws above are as without it)
-        own = np.random.default_rng(int(stable_hex(fleet.seed, run.run_id, "memory", n=8), 16))
-        fb[m] = own.integers(*run.memory_mib, int(m.sum()))  # type: ignore[misc]
+        fb[m] = _own_stream(fleet, run, "memory").integers(*run.memory_mib, int(m.sum()))  # type: ignore[misc]
     sm = np.where(held & (util >= 0.05), 1980, 345).astype(np.int64)
     for s in fleet.stragglers:
         if s.host == node.host and s.gpu_index == gpu:
@@ -184,6 +185,11 @@ def gpu_series(
         mig_device=mig_device,
         **health,
     )
+
+
+def _own_stream(fleet: Fleet, run: Run, what: str) -> np.random.Generator:
+    """A waste case run's own random stream (`Run.own_stream`)."""
+    return np.random.default_rng(int(stable_hex(fleet.seed, run.run_id, what, n=8), 16))
 
 
 def _last_reload(fleet: Fleet, node: Node, times: np.ndarray, gpu: int) -> np.ndarray:
