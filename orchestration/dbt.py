@@ -36,6 +36,7 @@ from packaging import version
 
 from fleetledger.child_processes import children_die_with_parent, stop_children_on_sigterm
 from fleetledger.config import Config, HealthSettings, config_path
+from fleetledger.config_warehouse import WarehouseSettings
 from fleetledger.run_lock import home_lock
 from ingest.core.landing import write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
@@ -313,6 +314,8 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             # fct_data_health stamps this build's findings with the run
             "FLEETLEDGER_RUN_ID": context.run.run_id,
             "FLEETLEDGER_RUN_AT": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            # the DuckDB memory limit and threads (`warehouse:`), read by profiles.yml
+            **_warehouse_settings(fleet).env(),
         }
         context.log.info(f"dbt build over {key_range.start}..{key_range.end}")
         target = build_target_path(home, context.run.run_id)
@@ -336,6 +339,13 @@ def _health_vars(fleet: FleetResource) -> dict[str, float | int]:
     if not config_path(fleet.home_path).exists():
         return HealthSettings().dbt_vars()
     return fleet.load_config().health.dbt_vars()
+
+
+def _warehouse_settings(fleet: FleetResource) -> WarehouseSettings:
+    """The config's `warehouse:` settings (the defaults when there is no config)."""
+    if not config_path(fleet.home_path).exists():
+        return WarehouseSettings()
+    return fleet.load_config().warehouse
 
 
 def _asset_events(context: AssetExecutionContext, invocation: DbtCliInvocation) -> Iterator[Any]:
