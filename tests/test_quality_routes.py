@@ -11,8 +11,14 @@ import polars as pl
 import pytest
 
 from fleetledger.config import Config
-from ingest.core.landing import polars_schema
-from ingest.core.quality import QualityResult, pick_route, suite_for, validate_frame
+from ingest.core.landing import land, polars_schema
+from ingest.core.quality import (
+    QualityResult,
+    pick_route,
+    read_partition,
+    suite_for,
+    validate_frame,
+)
 from ingest.core.quality_landed import prepare, validate_landed
 from ingest.registry import ingest_source
 from ingest.scheduler.slurm import read_sacct
@@ -235,9 +241,28 @@ def test_large_partitions_take_the_polars_route(
     assert pick_route(suite, 50_001) == "polars"
     monkeypatch.setenv("FLEETLEDGER_QUALITY_GX_MAX_ROWS", "10")
     assert pick_route(suite, 20) == "polars"
-    # a landed partition above the limit is scanned, not read whole, and still validated
-    from ingest.core.landing import land
-
-    land(tmp_path, "dcgm_samples", "d", DAY, _dcgm(GOOD))
-    result = validate_landed(tmp_path, "dcgm_samples", "d", DAY)
-    assert result.passed and result.rows == 20 and result.expectations == 46
+    # a landed partition above the limit is read with its text as categoricals, and validated
+    # as Great Expectations validates the text
+    late = T0 + timedelta(minutes=10)
+    bad = [
+        {"time": late, "host": None, "metric": "DCGM_FI_DEV_GPU_UTIL", "value": 101.0, "line": 90},
+        {"time": T0, "host": "a01", "metric": "DCGM_FI_DEV_SM_CLOCK", "value": 1.0, "line": 91},
+    ]
+    for name, rows in (("good", GOOD), ("bad", GOOD + bad)):
+        land(tmp_path, "dcgm_samples", name, DAY, _dcgm(rows))
+        path = tmp_path / "raw/dcgm_samples" / name / DAY / "part-0.parquet"
+        assert read_partition(path, suite).schema["host"] == pl.Categorical
+        landed = validate_landed(tmp_path, "dcgm_samples", name, DAY)
+        gx = validate_frame(
+            prepare(pl.read_parquet(path), "dcgm_samples"), "dcgm_samples", DAY, route="gx"
+        )
+        assert (landed.rows, landed.expectations) == (len(rows), 46)
+        assert counts(landed) == counts(gx)
+        assert landed.passed == (name == "good")
+    # 22 rows: the host-less one (1 of 22); 101 % (1 of the 6 GPU_UTIL values); the SM clock
+    # at T0 after later ones of its series (1 of 22)
+    assert counts(landed) == {
+        ("host", "expect_column_values_to_not_be_null"): "1 rows (4.55 %)",
+        ("value_percent_metrics", "expect_column_values_to_be_between"): "1 rows (16.7 %)",
+        ("x_time_increasing", "expect_column_values_to_be_in_set"): "1 rows (4.55 %)",
+    }

@@ -28,7 +28,9 @@ from typing import Any, Protocol
 
 import polars as pl
 
-#: GX type names (ingest/core/quality.py TYPE_FAMILIES) → whether a polars dtype is of it
+#: GX type names (ingest/core/quality.py TYPE_FAMILIES) → whether a polars dtype is of it (a
+#: landed partition's text columns are read as categoricals: ingest/core/quality.py
+#: `read_partition`)
 _TYPE_OK = {
     "str": lambda t: t == pl.String or t == pl.Categorical,
     "float64": lambda t: t == pl.Float64,
@@ -81,7 +83,7 @@ def _rule(e: ExpectationLike, schema: pl.Schema) -> tuple[pl.Expr, pl.Expr, str 
     if e.type == "expect_column_values_to_be_unique":
         bad = col.is_duplicated()
     elif e.type == "expect_column_values_to_be_in_set":
-        bad = ~col.is_in(pl.Series(list(k["value_set"])))
+        bad = ~col.is_in(pl.Series(list(k["value_set"])).implode())
     elif e.type == "expect_column_values_to_be_between":
         low, high = k.get("min_value"), k.get("max_value")
         bad = pl.lit(False)

@@ -289,7 +289,7 @@ def validate_landed(home: Path, table: str, source: str, partition: str) -> Qual
     (after adding the monotonic-time flag where the table has series)."""
     path = partition_file(home, table, source, partition)
     if path.exists():
-        df: pl.DataFrame | pl.LazyFrame = read_partition(path, suite_for(table))
+        df = read_partition(path, suite_for(table))
     else:
         df = pl.DataFrame(schema=_empty_schema(table))
     return validate_frame(prepare(df, table), table, partition, source=source)
