@@ -36,6 +36,7 @@ from packaging import version
 
 from fleetledger.child_processes import children_die_with_parent, stop_children_on_sigterm
 from fleetledger.config import Config, HealthSettings, config_path
+from fleetledger.config_economics import EconomicsSettings
 from fleetledger.config_warehouse import WarehouseSettings
 from fleetledger.run_lock import home_lock
 from ingest.core.landing import write_schema_files
@@ -307,7 +308,7 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         write_schema_files(home)
         # vars stay the same from run to run (the config's), so dbt parses only what changed;
         # what differs per run reaches the models as environment variables
-        dbt_vars = _health_vars(fleet)
+        dbt_vars = _config_vars(fleet)
         run_env = {
             "FLEETLEDGER_RUN_START": str(key_range.start),
             "FLEETLEDGER_RUN_END": str(key_range.end),
@@ -334,11 +335,13 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
     return dbt_warehouse
 
 
-def _health_vars(fleet: FleetResource) -> dict[str, float | int]:
-    """The config's `health:` settings as dbt vars (the defaults when there is no config)."""
+def _config_vars(fleet: FleetResource) -> dict[str, Any]:
+    """The config's `health:` and `economics:` settings as dbt vars (the defaults when there
+    is no config)."""
     if not config_path(fleet.home_path).exists():
-        return HealthSettings().dbt_vars()
-    return fleet.load_config().health.dbt_vars()
+        return {**HealthSettings().dbt_vars(), **EconomicsSettings().dbt_vars()}
+    cfg = fleet.load_config()
+    return {**cfg.health.dbt_vars(), **cfg.economics.dbt_vars()}
 
 
 def _warehouse_settings(fleet: FleetResource) -> WarehouseSettings:

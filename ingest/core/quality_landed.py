@@ -43,6 +43,7 @@ from ingest.core.quality import (
 )
 from ingest.scheduler.run_logs import SCHEDULERS
 from ingest.scheduler.slurm import STATES
+from ingest.telemetry.vllm_labels import SERIES_COLUMNS
 
 #: DCGM metrics that are percentages (0–100) and ratios (0–1); FORMATS.md
 PERCENT_METRICS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL")
@@ -73,20 +74,7 @@ SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
         "time",
         ("host", "gpu", "uuid", "mig_instance", "metric", "hpc_job", "namespace", "pod"),
     ),
-    "inference_samples": (
-        "time",
-        (
-            "host",
-            "namespace",
-            "pod",
-            "container",
-            "model_name",
-            "metric",
-            "le",
-            "finished_reason",
-            "labels",
-        ),
-    ),
+    "inference_samples": ("time", SERIES_COLUMNS),
     "power_readings": ("time", ("site", "meter")),
     "node_gpu_power_hourly": ("time", ("host",)),
     "k8s_gpu_requests": ("time", ("namespace", "pod", "uid", "resource")),
