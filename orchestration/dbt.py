@@ -37,6 +37,7 @@ from packaging import version
 from fleetledger.child_processes import children_die_with_parent, stop_children_on_sigterm
 from fleetledger.config import Config, HealthSettings, config_path
 from fleetledger.config_economics import EconomicsSettings
+from fleetledger.config_warehouse import WarehouseSettings
 from fleetledger.run_lock import home_lock
 from ingest.core.landing import write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
@@ -314,6 +315,8 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             # fct_data_health stamps this build's findings with the run
             "FLEETLEDGER_RUN_ID": context.run.run_id,
             "FLEETLEDGER_RUN_AT": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            # the DuckDB memory limit and threads (`warehouse:`), read by profiles.yml
+            **_warehouse_settings(fleet).env(),
         }
         context.log.info(f"dbt build over {key_range.start}..{key_range.end}")
         target = build_target_path(home, context.run.run_id)
@@ -339,6 +342,13 @@ def _config_vars(fleet: FleetResource) -> dict[str, Any]:
         return {**HealthSettings().dbt_vars(), **EconomicsSettings().dbt_vars()}
     cfg = fleet.load_config()
     return {**cfg.health.dbt_vars(), **cfg.economics.dbt_vars()}
+
+
+def _warehouse_settings(fleet: FleetResource) -> WarehouseSettings:
+    """The config's `warehouse:` settings (the defaults when there is no config)."""
+    if not config_path(fleet.home_path).exists():
+        return WarehouseSettings()
+    return fleet.load_config().warehouse
 
 
 def _asset_events(context: AssetExecutionContext, invocation: DbtCliInvocation) -> Iterator[Any]:

@@ -25,7 +25,7 @@ Rows a reader rejected never reach these suites: they are in the source's quaran
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -35,9 +35,10 @@ from ingest.core.quality import (
     QualityResult,
     Suite,
     Within,
-    _gx,
     partition_file,
+    read_partition,
     register_suite,
+    suite_for,
     validate_frame,
 )
 from ingest.scheduler.run_logs import SCHEDULERS
@@ -112,9 +113,8 @@ DCGM_VALUE_GROUPS: dict[str, tuple[tuple[str, ...], float | None, float | None]]
 }
 
 
-def _monotonic(_partition: str) -> list[Any]:
-    _, gxe, _ = _gx()
-    return [gxe.ExpectColumnValuesToBeInSet(column=MONOTONIC, value_set=[True])]
+#: the monotonic-time flag `prepare` adds must be true on every row
+_MONOTONIC = {MONOTONIC: (True,)}
 
 
 _LINEAGE_SET = ("x_source", "x_source_file", "x_line_number")
@@ -129,7 +129,7 @@ SUITES: tuple[Suite, ...] = (
             "gpu": (0, None),
             **{col: (low, high) for col, (_, low, high) in DCGM_VALUE_GROUPS.items()},
         },
-        extra=_monotonic,
+        value_sets=_MONOTONIC,
     ),
     Suite(
         table="inference_samples",
@@ -138,7 +138,7 @@ SUITES: tuple[Suite, ...] = (
         # counters, histogram series and gauges are never negative (the reader quarantines
         # what is); kv_cache_usage_perc is a fraction (derived column: `prepare`)
         ranges={"value": (0, None), "value_kv_cache_usage": (0, 1)},
-        extra=_monotonic,
+        value_sets=_MONOTONIC,
     ),
     Suite(
         table="power_readings",
@@ -146,8 +146,7 @@ SUITES: tuple[Suite, ...] = (
         not_null=("time", "site", "meter", "kind", "kw", *_LINEAGE_SET),
         unique=(("site", "meter", "time"),),
         ranges={"kw": (0, None)},
-        value_sets={"kind": ("facility", "it")},
-        extra=_monotonic,
+        value_sets={"kind": ("facility", "it"), **_MONOTONIC},
     ),
     Suite(
         table="node_gpu_power_hourly",
@@ -172,7 +171,7 @@ SUITES: tuple[Suite, ...] = (
             ("util_max", "util_avg"),
             ("util_avg", "util_min"),
         ),
-        extra=_monotonic,
+        value_sets=_MONOTONIC,
     ),
     Suite(
         table="slurm_jobs",
@@ -226,7 +225,7 @@ SUITES: tuple[Suite, ...] = (
         not_null=("time", "namespace", "pod", "gpus", "containers", *_LINEAGE_SET),
         unique=(("time", "namespace", "pod", "uid", "resource"),),
         ranges={"gpus": (0, None), "containers": (1, None)},
-        extra=_monotonic,
+        value_sets=_MONOTONIC,
     ),
     Suite(
         table="run_log_checkpoints",
@@ -242,9 +241,10 @@ for _suite in SUITES:
     register_suite(_suite)
 
 TABLES = tuple(s.table for s in SUITES)
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 
-def prepare(df: pl.DataFrame, table: str) -> pl.DataFrame:
+def prepare(df: FrameT, table: str) -> FrameT:
     """`df` with the derived columns its suite checks:
 
     - `x_time_increasing` (tables with series): whether each row's time is later than the
@@ -266,10 +266,9 @@ def prepare(df: pl.DataFrame, table: str) -> pl.DataFrame:
         )
     if table in SERIES:
         time_col, keys = SERIES[table]
-        prev = pl.col(time_col).shift(1).over(list(keys))
-        df = df.with_columns(
-            pl.when(prev.is_null()).then(True).otherwise(pl.col(time_col) > prev).alias(MONOTONIC)
-        )
+        # later than the previous row of the series (one window over the series, not two)
+        step = pl.col(time_col).diff().over(list(keys))
+        df = df.with_columns((step > pl.duration(microseconds=0)).fill_null(True).alias(MONOTONIC))
     return df
 
 
@@ -277,7 +276,10 @@ def validate_landed(home: Path, table: str, source: str, partition: str) -> Qual
     """Validate the landed partition `raw/<table>/<source>/<partition>/` against its suite
     (after adding the monotonic-time flag where the table has series)."""
     path = partition_file(home, table, source, partition)
-    df = pl.read_parquet(path) if path.exists() else pl.DataFrame(schema=_empty_schema(table))
+    if path.exists():
+        df = read_partition(path, suite_for(table))
+    else:
+        df = pl.DataFrame(schema=_empty_schema(table))
     return validate_frame(prepare(df, table), table, partition, source=source)
 
 
