@@ -243,6 +243,6 @@ def test_incremental_history_equals_the_full_rebuild_mart_by_mart(history: dict)
         except AssertionError as err:
             differing.append(f"{name}: {str(err)[:300]}")
     assert not differing, "\n".join(differing)
-    # the history is the 10 days, not empty
-    assert full["fct_gpu_hours"].height > 0
-    assert full["fct_gpu_hours"]["day"].n_unique() == DAYS
+    # the history is the 10 days: 40 GPUs x 24 hours x 10 days = 9,600 GPU-hours
+    assert full["fct_gpu_hours"].height == 40 * 24 * DAYS
+    assert full["fct_gpu_hours"]["hour"].dt.date().n_unique() == DAYS
