@@ -38,9 +38,17 @@ PENDING_DAYS = Path("build") / "pending_days.json"
 BEFORE_RUN = "warehouse.before-run.duckdb"
 DBT_PROJECT_KEY = "dbt project"
 # config keys no model reads: what to ingest and from where, alerts, forecasts, the partition
-# calendar and the landing guard; a change to any other key rebuilds every day
+# calendar, the landing guard and DuckDB's memory and threads; any other key rebuilds every day
 NOT_MODEL_INPUTS = frozenset(
-    {"sources", "source_roots", "alerts", "forecast", "partitions_start", "max_row_drop"}
+    {
+        "sources",
+        "source_roots",
+        "alerts",
+        "forecast",
+        "partitions_start",
+        "max_row_drop",
+        "warehouse",
+    }
 )
 # the dbt project files a build reads (the run artifacts under target/ and logs/ are outputs)
 _PROJECT_INPUTS = ("dbt_project.yml", "models", "macros", "tests")
