@@ -107,6 +107,7 @@ def _run_pipeline(
     sources: list[str] | None,
     allow_shrink: list[str] | None = None,
     lock_timeout: float = 0.0,
+    full_refresh: bool = False,
 ) -> Any:
     # deferred: a run loads Dagster and dbt (seconds); other commands do not need them
     from fleetledger.pipeline import run_pipeline
@@ -124,6 +125,7 @@ def _run_pipeline(
             progress=progress,
             allow_shrink=allow_shrink,
             lock_timeout=lock_timeout,
+            full_refresh=full_refresh,
         )
 
 
@@ -161,6 +163,10 @@ def _print_run_summary(result: Any) -> None:
     )
     for check in failed:
         err.print(f"[yellow]warning:[/] {check.severity.lower()} {check} did not pass")
+    if result.full_refresh:
+        out.print(f"full refresh: {result.full_refresh}", highlight=False, soft_wrap=True)
+    else:
+        out.print(f"incremental: recomputed {result.start}..{result.end}", highlight=False)
     if result.published:
         out.print(f"published {result.published}", highlight=False)
     _print_data_health(result.health)
@@ -260,7 +266,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         start = end = _yesterday()
     result = _run_pipeline(
-        _home(args), start, end, args.source, args.allow_shrink, args.lock_timeout
+        _home(args),
+        start,
+        end,
+        args.source,
+        args.allow_shrink,
+        args.lock_timeout,
+        args.full_refresh,
     )
     _print_run_summary(result)
     return exit_status(result.health, accept_warnings=args.accept_warnings)
@@ -583,6 +595,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--accept-warnings",
         action="store_true",
         help="exit 0 even when the run has data_loss findings (default: exit status 3)",
+    )
+    p.add_argument(
+        "--full-refresh",
+        action="store_true",
+        help=(
+            "rebuild every model from all landed data (default: recompute the days of the range; "
+            "a change to a config key a model reads rebuilds everything by itself)"
+        ),
     )
     p.add_argument("--home", metavar="DIR", help=home_help)
     _lock_option(p)

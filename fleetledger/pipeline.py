@@ -29,6 +29,7 @@ from fleetledger.child_processes import RunInterrupted, stop_children, stop_chil
 from fleetledger.config import Config, ConfigError, config_path, load_config
 from fleetledger.dagster_home import run_instance
 from fleetledger.data_health import run_findings
+from fleetledger.incremental import full_refresh_reason
 from fleetledger.run_lock import HomeLocked, home_lock
 from ingest.core.guards import ALLOW_SHRINK_TAG
 
@@ -77,6 +78,9 @@ class PipelineResult:
     health: list[Any] = field(default_factory=list)
     # what the run printed (dbt's log) when it was not echoed
     log_path: Path | None = None
+    # why the build rebuilt every model (fleetledger/incremental.py); None: it recomputed the
+    # days of its range only
+    full_refresh: str | None = None
 
     @property
     def checks_passed(self) -> int:
@@ -190,6 +194,7 @@ def run_pipeline(
     echo: bool = False,
     allow_shrink: list[str] | None = None,
     lock_timeout: float = 0.0,
+    full_refresh: bool = False,
 ) -> PipelineResult:
     """Ingest `sources` (default: every configured source) for `start`..`end` (inclusive), build
     and test the warehouse over the range, and publish it; one Dagster run.
@@ -198,7 +203,9 @@ def run_pipeline(
     `$FLEETLEDGER_HOME/logs/run-*.log`, or to stdout/stderr with `echo`; `progress` gets a line
     per step and asset. `allow_shrink` names the sources whose landed partitions may lose rows
     in this run (the landing guard, ingest/core/guards.py); it travels as a run tag, which a
-    scheduled run does not carry.
+    scheduled run does not carry. The build recomputes the days of the range only
+    (docs/operations.md, "Incremental runs"); `full_refresh` rebuilds every model, as a change
+    to a config key a model reads does by itself (`PipelineResult.full_refresh` says why).
 
     Raises `ConfigError` for an invalid config, `PipelineError` naming the failing asset or
     check and the reason when anything fails, `HomeLocked` when another run holds the home
@@ -226,7 +233,17 @@ def run_pipeline(
     with home_lock(home, lock_timeout), stop_children_on_sigterm():
         try:
             return _run_locked(
-                home, start, end, cfg, sources, say, t0, log_level, echo, allow_shrink
+                home,
+                start,
+                end,
+                cfg,
+                sources,
+                say,
+                t0,
+                log_level,
+                echo,
+                allow_shrink,
+                full_refresh,
             )
         finally:
             stop_children()  # a dbt child still running when the run ends is stopped
@@ -243,6 +260,7 @@ def _run_locked(
     log_level: str,
     echo: bool,
     allow_shrink: list[str] | None = None,
+    full_refresh: bool = False,
 ) -> PipelineResult:
     from dagster import DagsterEventType
     from dagster._core.storage.tags import (
@@ -252,6 +270,7 @@ def _run_locked(
 
     from orchestration.build import build_definitions
     from orchestration.config_assets import CONFIG_TABLES_KEY
+    from orchestration.dbt import FULL_REFRESH_TAG, dbt_project_dir
     from orchestration.ingest_assets import SOURCE_AVAILABLE_CHECK, raw_asset_key
     from orchestration.publish import WAREHOUSE_SNAPSHOT_KEY
     from orchestration.schedules import DAILY_JOB_NAME
@@ -296,6 +315,10 @@ def _run_locked(
         }
         if allow_shrink:
             tags[ALLOW_SHRINK_TAG] = ",".join(sorted(set(allow_shrink)))
+        refresh = full_refresh_reason(home, cfg, dbt_project_dir(), requested=full_refresh)
+        if refresh:
+            tags[FULL_REFRESH_TAG] = refresh
+            say(f"full refresh: {refresh}")
         say(f"running {n_selected} assets over {start}..{end}")
         log_path = home / "logs" / f"run-{start}-{end}-{run_id[:8]}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -322,6 +345,7 @@ def _run_locked(
         run_id=run_id,
         duration_s=time.monotonic() - t0,
         log_path=None if echo else log_path,
+        full_refresh=refresh,
     )
     failures: list[str] = []
     step_assets: dict[str, list[str]] = {}

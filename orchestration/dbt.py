@@ -17,7 +17,7 @@ import shutil
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
@@ -35,9 +35,15 @@ from dagster_dbt import (
 from packaging import version
 
 from fleetledger.child_processes import children_die_with_parent, stop_children_on_sigterm
-from fleetledger.config import Config, HealthSettings, config_path
+from fleetledger.config import Config, HealthSettings, config_path, load_config
 from fleetledger.config_economics import EconomicsSettings
 from fleetledger.config_warehouse import WarehouseSettings
+from fleetledger.incremental import (
+    build_inputs,
+    full_refresh_reason,
+    guarded_build,
+    recompute_span,
+)
 from fleetledger.run_lock import home_lock
 from ingest.core.landing import write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
@@ -56,6 +62,8 @@ PARTIAL_PARSE = "partial_parse.msgpack"
 # dbt's unit tests check model logic on fixed rows, not the data: the suite runs them
 # (tests/test_dbt_unit_tests.py), a daily build does not (dbt's own advice for production)
 PIPELINE_BUILD_ARGS = ("--exclude-resource-type", "unit_test")
+# a run tag: rebuild every model (`fleetledger run --full-refresh`; the value says why)
+FULL_REFRESH_TAG = "fleetledger/full_refresh"
 # the per-run dbt artifacts (manifest, run_results, dbt.log) kept under $FLEETLEDGER_HOME/build/dbt
 KEEP_BUILD_TARGETS = 3
 
@@ -309,27 +317,39 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         # vars stay the same from run to run (the config's), so dbt parses only what changed;
         # what differs per run reaches the models as environment variables
         dbt_vars = _config_vars(fleet)
+        cfg = load_config(config_path(home)) if config_path(home).exists() else Config()
+        project_dir = Path(dbt.project_dir)
+        span = recompute_span(
+            home, date.fromisoformat(key_range.start[:10]), date.fromisoformat(key_range.end[:10])
+        )
+        refresh = context.run.tags.get(FULL_REFRESH_TAG) or full_refresh_reason(
+            home, cfg, project_dir
+        )
         run_env = {
             "FLEETLEDGER_RUN_START": str(key_range.start),
             "FLEETLEDGER_RUN_END": str(key_range.end),
+            # the days the day models recompute (macros/incremental.sql)
+            "FLEETLEDGER_RECOMPUTE_START": span.first.isoformat(),
+            "FLEETLEDGER_RECOMPUTE_END": span.last.isoformat(),
             # fct_data_health stamps this build's findings with the run
             "FLEETLEDGER_RUN_ID": context.run.run_id,
             "FLEETLEDGER_RUN_AT": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
             # the DuckDB memory limit and threads (`warehouse:`), read by profiles.yml
             **_warehouse_settings(fleet).env(),
         }
-        context.log.info(f"dbt build over {key_range.start}..{key_range.end}")
+        how = f"full refresh: {refresh}" if refresh else f"recomputing {span.first}..{span.last}"
+        context.log.info(f"dbt build over {key_range.start}..{key_range.end} ({how})")
         target = build_target_path(home, context.run.run_id)
+        args = ["build", "--vars", json.dumps(dbt_vars), *PIPELINE_BUILD_ARGS]
+        if refresh:
+            args.append("--full-refresh")
         # re-entrant: a `fleetledger run` already holds the lock; a run `dagster dev` launched
         # takes it here
         with home_lock(home), stop_children_on_sigterm(), environment(run_env):
-            with children_die_with_parent(dbt_cli_invocation):
-                invocation = dbt.cli(
-                    ["build", "--vars", json.dumps(dbt_vars), *PIPELINE_BUILD_ARGS],
-                    context=context,
-                    target_path=target,
-                )
-            yield from _asset_events(context, invocation)
+            with guarded_build(home, span, build_inputs(cfg, project_dir)):
+                with children_die_with_parent(dbt_cli_invocation):
+                    invocation = dbt.cli(args, context=context, target_path=target)
+                yield from _asset_events(context, invocation)
         keep_partial_parse(target)
 
     return dbt_warehouse

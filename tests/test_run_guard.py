@@ -1,7 +1,8 @@
 """Issue 11, findings 10 and 12 on a built warehouse: a run whose input loses rows exits with
 status 3 and keeps the finding in fct_data_health and in the home's Dagster instance; a run
 killed during dbt (SIGTERM, or SIGKILL of the parent) leaves no dbt process and the published
-warehouse as it was."""
+warehouse as it was, and the build warehouse as it was before the run (SIGTERM: put back by the
+run; SIGKILL: by the next run, from the copy the killed run left)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from pathlib import Path
 import duckdb
 import psutil
 import pytest
+
+from fleetledger.incremental import restore_interrupted_build
+from fleetledger.publish import build_path
 
 REPO = Path(__file__).resolve().parents[1]
 DAY = "2026-10-02"
@@ -127,6 +131,8 @@ def test_killed_run_stops_dbt(lossy_home: Path, sig: signal.Signals) -> None:
     if not published.exists():
         pytest.skip("needs the published warehouse of test_data_loss_exits_3_and_is_kept")
     before = _digest(published)
+    build = build_path(lossy_home)
+    build_before = _digest(build)
     proc = _cli(lossy_home, "--accept-warnings")
     dbt = _dbt_child(proc)
     time.sleep(2)  # dbt is building
@@ -140,6 +146,9 @@ def test_killed_run_stops_dbt(lossy_home: Path, sig: signal.Signals) -> None:
         dbt.kill()
         raise AssertionError(f"dbt (pid {dbt.pid}) outlived its run") from None
     assert _digest(published) == before
+    # SIGTERM: the run put the build warehouse back; SIGKILL: the copy is there for the next run
+    assert restore_interrupted_build(lossy_home) == (sig == signal.SIGKILL)
+    assert _digest(build) == build_before
     from dagster import DagsterInstance, DagsterRunStatus
 
     from fleetledger.pipeline import _fail_stale_runs

@@ -3,12 +3,15 @@
 -- `hpc_job` duplicates of a sample collapse here (their labels are kept in
 -- int_gpu_sample_labels). Utilisation: the site's `utilization_signal` (config) when the sample
 -- carries it; otherwise (and under `auto`) PROF_GR_ENGINE_ACTIVE (0-1) when exported, else
--- GPU_UTIL / 100. Hosts outside the inventory use `auto`.
+-- GPU_UTIL / 100. Hosts outside the inventory use `auto`. Stored by sample day: a run
+-- recomputes the days of its range (macros/incremental.sql).
+{{ incremental_by_day() }}
 with
 
 samples as (
 
     select * from {{ ref('int_dcgm_samples') }}
+    where {{ at_recomputed_times('sampled_at') }}
 
 ),
 
@@ -61,6 +64,7 @@ final as (
 
     select
         per_sample.*,
+        floor(per_sample.t / 86400) * 86400 as day_epoch,
         coalesce(
             case coalesce(host_signals.utilization_signal, 'auto')
                 when 'gr_engine_active' then per_sample.prof_gr_engine_active

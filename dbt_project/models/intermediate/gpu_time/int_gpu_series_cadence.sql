@@ -1,11 +1,15 @@
--- How often each DCGM series (GPU unit) was sampled, and how long one sample stays valid:
--- `stale_after_seconds` from the config when set, else 2 x the series' median interval between
--- samples (120 s at 60 s scrapes; DESIGN.md, "From samples to seconds").
+-- How often each DCGM series (GPU unit) was sampled on each day, and how long one of that day's
+-- samples stays valid: `stale_after_seconds` from the config when set, else 2 x the median
+-- interval between the series' samples of the day (120 s at 60 s scrapes; DESIGN.md, "From
+-- samples to seconds"). Per day, so that a day's result never changes when later days land:
+-- stored by day, a run recomputes the days of its range (macros/incremental.sql).
+{{ incremental_by_day() }}
 with
 
 samples as (
 
-    select gpu_uuid, mig_instance, host, t from {{ ref('int_gpu_samples') }}
+    select gpu_uuid, mig_instance, day_epoch, t from {{ ref('int_gpu_samples') }}
+    where {{ in_recomputed_days('day_epoch') }}
 
 ),
 
@@ -20,7 +24,9 @@ intervals as (
     select
         gpu_uuid,
         mig_instance,
-        lead(t) over (partition by gpu_uuid, mig_instance order by t) - t as interval_seconds
+        day_epoch,
+        lead(t) over (partition by gpu_uuid, mig_instance, day_epoch order by t) - t
+            as interval_seconds
     from samples
 
 ),
@@ -30,32 +36,36 @@ medians as (
     select
         gpu_uuid,
         mig_instance,
+        day_epoch,
         {{ median_of('interval_seconds') }} as median_interval_seconds
     from intervals
     where interval_seconds > 0
-    group by gpu_uuid, mig_instance
+    group by gpu_uuid, mig_instance, day_epoch
 
 ),
 
-series as (
+series_days as (
 
-    select distinct gpu_uuid, mig_instance from samples
+    select distinct gpu_uuid, mig_instance, day_epoch from samples
 
 ),
 
 final as (
 
     select
-        series.gpu_uuid,
-        series.mig_instance,
+        series_days.gpu_uuid,
+        series_days.mig_instance,
+        series_days.day_epoch,
         medians.median_interval_seconds,
-        -- a series of one sample: its sample covers nothing past itself unless configured
+        -- a day of one sample: its sample covers nothing past itself unless configured
         coalesce(settings.stale_after, 2 * medians.median_interval_seconds, 0)
             as stale_after_seconds
-    from series
+    from series_days
     cross join settings
     left join medians
-        on medians.gpu_uuid = series.gpu_uuid and medians.mig_instance = series.mig_instance
+        on medians.gpu_uuid = series_days.gpu_uuid
+        and medians.mig_instance = series_days.mig_instance
+        and medians.day_epoch = series_days.day_epoch
 
 )
 

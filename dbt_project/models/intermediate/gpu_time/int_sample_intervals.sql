@@ -1,24 +1,60 @@
--- Each sample covers [t, min(next sample's t, t + stale_after)) (stale_after per series:
--- int_gpu_series_cadence); after a fatal XID the GPU is
--- down until its next sample, however long that takes. Clipped to the end of the window.
--- Per GPU unit: a whole GPU, or one MIG instance (int_gpu_units).
+-- Each sample covers [t, min(next sample's t, t + stale_after)) (stale_after per series and
+-- day: int_gpu_series_cadence); after a fatal XID the GPU is down until its next sample,
+-- however long that takes. Per GPU unit: a whole GPU, or one MIG instance (int_gpu_units).
+-- Cut at midnight into one row per accounted day the coverage reaches (int_days): a day's rows
+-- depend only on that day's samples and the last sample before it, so they are stored by day
+-- and a run recomputes the days of its range (macros/incremental.sql). A day's last sample
+-- covers at most to midnight in that day's rows, whatever follows: the rest is the next day's
+-- (its first rows: the carried-in sample, from midnight).
+{{ incremental_by_day() }}
 with
+
+days as (
+
+    select day_epoch from {{ ref('int_days') }}
+    where {{ in_recomputed_days('day_epoch') }}
+
+),
+
+recomputed_samples as (
+
+    select * from {{ ref('int_gpu_samples') }}
+    where {{ in_recomputed_days('day_epoch') }}
+
+),
+
+last_before as (
+
+    -- per series, the last sample before the first recomputed day: what covers into it
+    select gpu_uuid, mig_instance, max(t) as t
+    from {{ ref('int_gpu_samples') }}
+    where t < {{ first_recomputed_epoch() }}
+    group by gpu_uuid, mig_instance
+
+),
+
+carried_in as (
+
+    select samples.*
+    from {{ ref('int_gpu_samples') }} as samples
+    inner join last_before
+        on last_before.gpu_uuid = samples.gpu_uuid
+        and last_before.mig_instance = samples.mig_instance
+        and last_before.t = samples.t
+
+),
 
 samples as (
 
-    select * from {{ ref('int_gpu_samples') }}
+    select * from recomputed_samples
+    union all
+    select * from carried_in
 
 ),
 
 cadence as (
 
     select * from {{ ref('int_gpu_series_cadence') }}
-
-),
-
-window_end as (
-
-    select max(hour_epoch) + 3600 as t_end from {{ ref('int_hours') }}
 
 ),
 
@@ -33,30 +69,74 @@ ordered as (
 
 ),
 
+covered as (
+
+    -- what the sample covers before the cut at midnight; a last sample (no next one yet) is
+    -- cut at the end of the days it reaches
+    select
+        ordered.*,
+        case
+            when ordered.is_fatal_xid then ordered.next_t
+            else least(
+                coalesce(ordered.next_t, ordered.t + cadence.stale_after_seconds),
+                ordered.t + cadence.stale_after_seconds
+            )
+        end as covered_to
+    from ordered
+    inner join cadence
+        on cadence.gpu_uuid = ordered.gpu_uuid
+        and cadence.mig_instance = ordered.mig_instance
+        and cadence.day_epoch = ordered.day_epoch
+
+),
+
+within_a_day as (
+
+    -- most samples: coverage that ends by the next midnight
+    select covered.*, covered.day_epoch as covered_day
+    from covered
+    where covered.covered_to <= covered.day_epoch + 86400
+
+),
+
+across_days as (
+
+    -- coverage past midnight (a sample before midnight, a fatal XID until the next sample)
+    select covered.*, days.day_epoch as covered_day
+    from covered
+    inner join days
+        on days.day_epoch + 86400 > covered.t
+        and (covered.covered_to is null or days.day_epoch < covered.covered_to)
+    where covered.covered_to is null or covered.covered_to > covered.day_epoch + 86400
+
+),
+
+cut as (
+
+    select within_a_day.* from within_a_day
+    inner join days
+        on days.day_epoch = within_a_day.covered_day
+    union all
+    select * from across_days
+
+),
+
 final as (
 
     select
-        ordered.gpu_uuid,
-        ordered.mig_instance,
-        ordered.host,
-        ordered.gpu_index,
-        ordered.t as valid_from,
-        case
-            when ordered.is_fatal_xid then coalesce(ordered.next_t, window_end.t_end)
-            else least(
-                coalesce(ordered.next_t, window_end.t_end),
-                ordered.t + cadence.stale_after_seconds,
-                window_end.t_end
-            )
-        end as valid_to,
-        ordered.utilization,
-        ordered.power_w,
-        ordered.fb_used_mib,
-        ordered.is_fatal_xid
-    from ordered
-    inner join cadence
-        on cadence.gpu_uuid = ordered.gpu_uuid and cadence.mig_instance = ordered.mig_instance
-    cross join window_end
+        gpu_uuid,
+        mig_instance,
+        host,
+        gpu_index,
+        covered_day as day_epoch,
+        t,
+        greatest(t, covered_day) as valid_from,
+        least(coalesce(covered_to, covered_day + 86400), covered_day + 86400) as valid_to,
+        utilization,
+        power_w,
+        fb_used_mib,
+        is_fatal_xid
+    from cut
 
 )
 

@@ -1,9 +1,12 @@
 -- Sample intervals cut at hour boundaries, each classified busy or idle by the site's threshold.
+-- Stored by day: a run recomputes the days of its range (macros/incremental.sql).
+{{ incremental_by_day() }}
 with
 
 intervals as (
 
     select * from {{ ref('int_sample_intervals') }}
+    where {{ in_recomputed_days('day_epoch') }}
 
 ),
 
@@ -33,7 +36,8 @@ window_bounds as (
 
 labelled as (
 
-    select distinct gpu_uuid, t from {{ ref('int_gpu_sample_labels') }} where mig_instance = ''
+    select distinct gpu_uuid, t from {{ ref('int_gpu_sample_labels') }}
+    where mig_instance = '' and t >= (select min(t) from intervals)
 
 ),
 
@@ -49,6 +53,7 @@ node_means as (
     left join labelled
         on labelled.gpu_uuid = samples.gpu_uuid and labelled.t = samples.t
     where samples.mig_instance = '' and labelled.gpu_uuid is null
+        and samples.t >= (select min(t) from intervals)
     group by samples.host, samples.t
 
 ),
@@ -82,6 +87,7 @@ final as (
         spread.gpu_uuid,
         spread.mig_instance,
         spread.host,
+        spread.day_epoch,
         spread.hour_epoch,
         greatest(spread.spread_from, spread.hour_epoch) as piece_start,
         least(spread.valid_to, spread.hour_epoch + 3600) as piece_end,
@@ -103,7 +109,7 @@ final as (
             ) as is_node_busy
     from spread
     left join node_means
-        on node_means.host = spread.host and node_means.t = spread.valid_from
+        on node_means.host = spread.host and node_means.t = spread.t
     left join gpus
         on gpus.gpu_uuid = spread.gpu_uuid
     left join settings

@@ -56,10 +56,11 @@ health_fields as (
 
 cadence as (
 
-    -- a GPU's samples stay valid as long as its device series' (int_gpu_series_cadence)
-    select gpu_uuid, max(stale_after_seconds) as stale_after
+    -- a GPU's samples of a day stay valid as long as its device series' that day
+    -- (int_gpu_series_cadence)
+    select gpu_uuid, day_epoch, max(stale_after_seconds) as stale_after
     from {{ ref('int_gpu_series_cadence') }}
-    group by gpu_uuid
+    group by gpu_uuid, day_epoch
 
 ),
 
@@ -143,6 +144,7 @@ final as (
     from ordered
     inner join cadence
         on cadence.gpu_uuid = ordered.gpu_uuid
+        and cadence.day_epoch = floor(ordered.t / 86400) * 86400
 
 )
 

@@ -1,0 +1,65 @@
+{#- Incremental models by day (docs/operations.md, "Incremental runs").
+
+    A model stored by day calls `{{ incremental_by_day() }}`: it is an incremental model whose
+    rows of a day are replaced whole. A run recomputes the days of its range: the pipeline
+    passes it as FLEETLEDGER_RECOMPUTE_START / FLEETLEDGER_RECOMPUTE_END (inclusive days), its
+    range widened to the days of runs that did not finish (fleetledger/incremental.py); without
+    them (dbt run by hand) and on a full refresh every day is recomputed. The strategy is the
+    adapter's: DuckDB (default) deletes the recomputed days and inserts them again; an engine
+    with partition overwrite (Spark) would overwrite the day partitions instead. -#}
+
+{% macro incremental_by_day(day_column='day_epoch') -%}
+    {{ return(adapter.dispatch('incremental_by_day')(day_column)) }}
+{%- endmacro %}
+
+{% macro default__incremental_by_day(day_column) -%}
+    {{ config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=day_column,
+        on_schema_change='fail'
+    ) }}
+{%- endmacro %}
+
+{#- the first and the last recomputed day as epoch seconds of their midnight (UTC), or none
+    when every day is recomputed (not incremental, or no run range given) -#}
+{% macro recompute_range() -%}
+    {%- set start = env_var('FLEETLEDGER_RECOMPUTE_START', '') -%}
+    {%- set end = env_var('FLEETLEDGER_RECOMPUTE_END', '') -%}
+    {%- if not is_incremental() or start == '' or end == '' -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
+    {%- set first = modules.datetime.date.fromisoformat(start[:10]) -%}
+    {%- set last = modules.datetime.date.fromisoformat(end[:10]) -%}
+    {{ return([(first - epoch).days * 86400, (last - epoch).days * 86400]) }}
+{%- endmacro %}
+
+{#- a condition true for the days this run recomputes: `day_epoch` is an epoch-seconds
+    expression of a UTC midnight -#}
+{% macro in_recomputed_days(day_epoch) -%}
+    {%- set days = recompute_range() -%}
+    {%- if days is none -%}
+        true
+    {%- else -%}
+        ({{ day_epoch }} >= {{ days[0] }} and {{ day_epoch }} < {{ days[1] + 86400 }})
+    {%- endif -%}
+{%- endmacro %}
+
+{#- a condition true for the times (a timestamp expression) of the days this run recomputes
+    (compared as timestamps, so the engine can skip Parquet row groups by their statistics) -#}
+{% macro at_recomputed_times(ts) -%}
+    {%- set days = recompute_range() -%}
+    {%- if days is none -%}
+        true
+    {%- else -%}
+        ({{ ts }} >= {{ from_epoch(days[0]) }} and {{ ts }} < {{ from_epoch(days[1] + 86400) }})
+    {%- endif -%}
+{%- endmacro %}
+
+{#- the first recomputed day's midnight (epoch seconds); earlier than any sample when every
+    day is recomputed -#}
+{% macro first_recomputed_epoch() -%}
+    {%- set days = recompute_range() -%}
+    {{- -1e18 if days is none else days[0] -}}
+{%- endmacro %}

@@ -1,0 +1,214 @@
+"""Incremental builds: when a run must rebuild every model, which days it recomputes, and how a
+failed or interrupted build leaves the build warehouse as it was (docs/operations.md,
+"Incremental runs").
+
+The day models (macros/incremental.sql) keep their rows by day and a run recomputes the days of
+its range. Everything they read that is not a landed day is an input of every day: the config a
+model reads (teams, inventory, rate cards, thresholds, currency rates, the `health:` settings)
+and the dbt project itself. After each successful build `build/build_inputs.json` records a
+fingerprint of each; a run whose inputs differ rebuilds everything (dbt `--full-refresh`) and
+says which key changed.
+
+Before dbt writes, the build warehouse is copied beside itself (`warehouse.before-run.duckdb`);
+a build that fails puts the copy back, and a run killed outright leaves the copy for the next
+run to put back before it starts. The days of a run that did not finish stay pending
+(`build/pending_days.json`) and the next run recomputes them too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from fleetledger.config import Config
+from fleetledger.publish import build_path
+
+BUILD_INPUTS = Path("build") / "build_inputs.json"
+PENDING_DAYS = Path("build") / "pending_days.json"
+BEFORE_RUN = "warehouse.before-run.duckdb"
+DBT_PROJECT_KEY = "dbt project"
+# config keys no model reads: what to ingest and from where, alerts, forecasts, the partition
+# calendar, the landing guard and DuckDB's memory and threads; any other key rebuilds every day
+NOT_MODEL_INPUTS = frozenset(
+    {
+        "sources",
+        "source_roots",
+        "alerts",
+        "forecast",
+        "partitions_start",
+        "max_row_drop",
+        "warehouse",
+    }
+)
+# the dbt project files a build reads (the run artifacts under target/ and logs/ are outputs)
+_PROJECT_INPUTS = ("dbt_project.yml", "models", "macros", "tests")
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def project_digest(project_dir: Path) -> str:
+    """One hash of every file of the dbt project a build reads (path and content)."""
+    h = hashlib.sha256()
+    for name in _PROJECT_INPUTS:
+        root = project_dir / name
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in files:
+            h.update(str(path.relative_to(project_dir)).encode())
+            h.update(b"\0")
+            h.update(path.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def build_inputs(cfg: Config, project_dir: Path) -> dict[str, str]:
+    """The fingerprint of every input of every day: one hash per config key a model reads, and
+    one for the dbt project."""
+    dumped = cfg.model_dump(mode="json")
+    inputs = {key: _digest(value) for key, value in dumped.items() if key not in NOT_MODEL_INPUTS}
+    inputs[DBT_PROJECT_KEY] = project_digest(project_dir)
+    return inputs
+
+
+def changed_inputs(before: Mapping[str, str], now: Mapping[str, str]) -> list[str]:
+    return sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+
+
+def describe_change(keys: list[str]) -> str:
+    """`config key `teams` changed`, `config keys `idle_threshold`, `teams` changed`, or the
+    dbt project."""
+    config_keys = [k for k in keys if k != DBT_PROJECT_KEY]
+    parts = []
+    if config_keys:
+        names = ", ".join(f"`{k}`" for k in config_keys)
+        parts.append(f"config key{'s' if len(config_keys) > 1 else ''} {names} changed")
+    if DBT_PROJECT_KEY in keys:
+        parts.append("the dbt project changed")
+    return "; ".join(parts)
+
+
+def full_refresh_reason(
+    home: Path, cfg: Config, project_dir: Path, requested: bool = False
+) -> str | None:
+    """Why this run must rebuild every model, or None when it may recompute its days only."""
+    if requested:
+        return "requested (--full-refresh)"
+    if not build_path(home).exists():
+        return "no built warehouse yet"
+    record = home / BUILD_INPUTS
+    try:
+        before = json.loads(record.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return "no record of the inputs of the last build"
+    keys = changed_inputs(before, build_inputs(cfg, project_dir))
+    return describe_change(keys) if keys else None
+
+
+def record_build_inputs(home: Path, inputs: Mapping[str, str]) -> None:
+    path = home / BUILD_INPUTS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(dict(inputs), indent=2, sort_keys=True))
+    tmp.replace(path)
+
+
+def forget_build_inputs(home: Path) -> None:
+    (home / BUILD_INPUTS).unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class DaySpan:
+    first: date
+    last: date
+
+
+def pending_span(home: Path) -> DaySpan | None:
+    try:
+        raw = json.loads((home / PENDING_DAYS).read_text())
+        return DaySpan(date.fromisoformat(raw["first"]), date.fromisoformat(raw["last"]))
+    except (FileNotFoundError, json.JSONDecodeError, KeyError, ValueError):
+        return None
+
+
+def recompute_span(home: Path, first: date, last: date) -> DaySpan:
+    """The days this run recomputes: its range, widened to the days of runs that did not
+    finish building (their days landed; recomputing the days between is harmless)."""
+    pending = pending_span(home)
+    if pending is None:
+        return DaySpan(first, last)
+    return DaySpan(min(first, pending.first), max(last, pending.last))
+
+
+def _mark_pending(home: Path, span: DaySpan) -> None:
+    path = home / PENDING_DAYS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps({"first": span.first.isoformat(), "last": span.last.isoformat()}))
+    tmp.replace(path)
+
+
+def _checkpoint(path: Path) -> None:
+    if Path(f"{path}.wal").exists():
+        con = duckdb.connect(str(path))
+        try:
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+
+
+def _put_back(backup: Path, path: Path) -> None:
+    Path(f"{path}.wal").unlink(missing_ok=True)
+    os.replace(backup, path)
+
+
+def restore_interrupted_build(home: Path) -> bool:
+    """Put back the copy a killed run left (its build may be half-written); True if it did."""
+    path = build_path(home)
+    backup = path.with_name(BEFORE_RUN)
+    if not backup.exists():
+        return False
+    _put_back(backup, path)
+    return True
+
+
+@contextmanager
+def guarded_build(home: Path, span: DaySpan, inputs: Mapping[str, str]) -> Iterator[None]:
+    """Run a build so that, should it fail, the build warehouse is as it was before: a copy is
+    taken first and put back on failure (a build with no warehouse before leaves none). On
+    success the inputs' fingerprint is recorded and no day stays pending."""
+    path = build_path(home)
+    backup = path.with_name(BEFORE_RUN)
+    restore_interrupted_build(home)
+    existed = path.exists()
+    _mark_pending(home, span)
+    if existed:
+        _checkpoint(path)
+        tmp = backup.with_name(f".{backup.name}.tmp")
+        shutil.copyfile(path, tmp)
+        tmp.replace(backup)
+    try:
+        yield
+    except BaseException:
+        if existed:
+            _put_back(backup, path)
+        else:
+            path.unlink(missing_ok=True)
+            Path(f"{path}.wal").unlink(missing_ok=True)
+            forget_build_inputs(home)
+        raise
+    # the copy goes before the fingerprint: killed in between, the next run rebuilds everything
+    backup.unlink(missing_ok=True)
+    record_build_inputs(home, inputs)
+    (home / PENDING_DAYS).unlink(missing_ok=True)

@@ -1,0 +1,172 @@
+"""When a run rebuilds every model, which days it recomputes, and what a failed build leaves
+(fleetledger/incremental.py): pure functions on a hand-made home, no pipeline run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from fleetledger.cli import _print_run_summary
+from fleetledger.config import Config
+from fleetledger.incremental import (
+    BEFORE_RUN,
+    BUILD_INPUTS,
+    PENDING_DAYS,
+    DaySpan,
+    build_inputs,
+    full_refresh_reason,
+    guarded_build,
+    recompute_span,
+    restore_interrupted_build,
+)
+from fleetledger.pipeline import PipelineResult
+from fleetledger.publish import build_path
+
+PROJECT = Path(__file__).resolve().parents[1] / "dbt_project"
+
+
+def _config(**overrides: object) -> Config:
+    base: dict = {
+        "teams": [{"team": "research", "match": {"slurm_account": ["res"]}}],
+        "idle_threshold": 0.05,
+    }
+    base.update(overrides)
+    return Config.model_validate(base)
+
+
+def _warehouse(home: Path, value: int) -> None:
+    path = build_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(str(path))
+    con.execute("create or replace table t as select ? as v", [value])
+    con.close()
+
+
+def _value(home: Path) -> int:
+    con = duckdb.connect(str(build_path(home)), read_only=True)
+    try:
+        row = con.execute("select v from t").fetchone()
+        assert row is not None
+        return int(row[0])
+    finally:
+        con.close()
+
+
+def _built(home: Path, cfg: Config) -> None:
+    """A home after a successful build of `cfg` (the warehouse and the recorded inputs)."""
+    _warehouse(home, 1)
+    with guarded_build(
+        home, DaySpan(date(2026, 1, 1), date(2026, 1, 1)), build_inputs(cfg, PROJECT)
+    ):
+        pass
+
+
+def test_first_build_and_requested_refresh(tmp_path: Path) -> None:
+    cfg = _config()
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) == "no built warehouse yet"
+    _built(tmp_path, cfg)
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) is None
+    assert full_refresh_reason(tmp_path, cfg, PROJECT, requested=True) == (
+        "requested (--full-refresh)"
+    )
+
+
+def test_a_team_rule_change_forces_a_full_refresh_named_in_the_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _built(tmp_path, _config())
+    # the team `research` now also matches the Slurm account `ml`: only `teams` changed
+    changed = _config(teams=[{"team": "research", "match": {"slurm_account": ["res", "ml"]}}])
+    reason = full_refresh_reason(tmp_path, changed, PROJECT)
+    assert reason == "config key `teams` changed"
+    # two keys, and a key no model reads (alerts, sources) does not count
+    both = _config(teams=changed.model_dump()["teams"], idle_threshold=0.1)
+    assert full_refresh_reason(tmp_path, both, PROJECT) == (
+        "config keys `idle_threshold`, `teams` changed"
+    )
+    ingest_only = _config(max_row_drop=0.9, partitions_start="2025-01-01")
+    assert full_refresh_reason(tmp_path, ingest_only, PROJECT) is None
+
+    result = PipelineResult(
+        home=tmp_path,
+        start=date(2026, 1, 1),
+        end=date(2026, 1, 1),
+        run_id="r",
+        duration_s=1.0,
+        full_refresh=reason,
+    )
+    _print_run_summary(result)
+    assert "full refresh: config key `teams` changed" in capsys.readouterr().out
+
+
+def test_a_dbt_project_change_forces_a_full_refresh(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT / "macros", project / "macros")
+    (project / "models").mkdir()
+    (project / "models" / "m.sql").write_text("select 1 as x\n")
+    (project / "dbt_project.yml").write_text("name: p\n")
+    home = tmp_path / "home"
+    cfg = _config()
+    _warehouse(home, 1)
+    with guarded_build(
+        home, DaySpan(date(2026, 1, 1), date(2026, 1, 1)), build_inputs(cfg, project)
+    ):
+        pass
+    assert full_refresh_reason(home, cfg, project) is None
+    (project / "models" / "m.sql").write_text("select 2 as x\n")
+    assert full_refresh_reason(home, cfg, project) == "the dbt project changed"
+
+
+def test_a_failed_build_leaves_the_warehouse_as_it_was(tmp_path: Path) -> None:
+    cfg = _config()
+    _built(tmp_path, cfg)
+    recorded = (tmp_path / BUILD_INPUTS).read_text()
+    span = DaySpan(date(2026, 1, 5), date(2026, 1, 6))
+    with pytest.raises(RuntimeError):
+        with guarded_build(tmp_path, span, {"teams": "other"}):
+            _warehouse(tmp_path, 2)  # what the failing build wrote
+            raise RuntimeError("dbt failed")
+    assert _value(tmp_path) == 1
+    assert not (build_path(tmp_path).parent / BEFORE_RUN).exists()
+    # the inputs of the last good build stay recorded; the failed days stay pending
+    assert (tmp_path / BUILD_INPUTS).read_text() == recorded
+    assert json.loads((tmp_path / PENDING_DAYS).read_text()) == {
+        "first": "2026-01-05",
+        "last": "2026-01-06",
+    }
+    # the next run (day 8) recomputes 5..8: its own day and the days that did not finish
+    assert recompute_span(tmp_path, date(2026, 1, 8), date(2026, 1, 8)) == DaySpan(
+        date(2026, 1, 5), date(2026, 1, 8)
+    )
+    with guarded_build(tmp_path, DaySpan(date(2026, 1, 5), date(2026, 1, 8)), {"k": "v"}):
+        _warehouse(tmp_path, 3)
+    assert _value(tmp_path) == 3
+    assert not (tmp_path / PENDING_DAYS).exists()
+    assert json.loads((tmp_path / BUILD_INPUTS).read_text()) == {"k": "v"}
+
+
+def test_a_killed_build_is_put_back_by_the_next_run(tmp_path: Path) -> None:
+    _built(tmp_path, _config())
+    span = DaySpan(date(2026, 1, 5), date(2026, 1, 5))
+    guard = guarded_build(tmp_path, span, {"k": "v"})
+    guard.__enter__()  # the run is killed while dbt writes: no exit, the copy stays
+    _warehouse(tmp_path, 2)
+    assert (build_path(tmp_path).parent / BEFORE_RUN).exists()
+    assert restore_interrupted_build(tmp_path)
+    assert _value(tmp_path) == 1
+    assert not restore_interrupted_build(tmp_path)
+
+
+def test_a_failed_first_build_leaves_no_warehouse(tmp_path: Path) -> None:
+    span = DaySpan(date(2026, 1, 5), date(2026, 1, 5))
+    with pytest.raises(RuntimeError):
+        with guarded_build(tmp_path, span, {"k": "v"}):
+            _warehouse(tmp_path, 2)
+            raise RuntimeError("dbt failed")
+    assert not build_path(tmp_path).exists()
+    assert full_refresh_reason(tmp_path, _config(), PROJECT) == "no built warehouse yet"
