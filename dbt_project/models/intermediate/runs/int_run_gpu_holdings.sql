@@ -147,7 +147,7 @@ labelled as (
         'exact' as mapping,
         'label' as evidence,
         cast(null as double) as node_gpus,
-        cast(null as varchar) as pool,
+        cast(null as string) as pool,
         cast(null as bigint) as pool_units
     from evidence
     union all
@@ -159,7 +159,7 @@ labelled as (
         'exact' as mapping,
         'index' as evidence,
         cast(null as double) as node_gpus,
-        cast(null as varchar) as pool,
+        cast(null as string) as pool,
         cast(null as bigint) as pool_units
     from indexed
 
