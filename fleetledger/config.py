@@ -31,6 +31,7 @@ from pydantic import (
 from fleetledger.config_alerts import Alerts, Budget, check_budgets, check_team_channels
 from fleetledger.config_forecast import ForecastSettings
 from fleetledger.config_secrets import inline_secrets
+from fleetledger.config_warehouse import WarehouseSettings
 from ingest import registry
 from ingest.core.findings import IngestFinding
 from ingest.core.guards import DEFAULT_MAX_ROW_DROP
@@ -190,6 +191,8 @@ class Config(_Strict):
     # where local source locations may be (docs/config.md, "Source roots"); unset: relative
     # locations stay inside the config file's folder or $FLEETLEDGER_HOME
     source_roots: list[str] | None = None
+    # the engine dbt builds on (docs/scaling.md): duckdb (default) or spark
+    warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
 
     # where the file was loaded from; relative locations resolve against it
     base_dir: Path = Field(default=Path("."), exclude=True)

@@ -36,6 +36,8 @@ from packaging import version
 
 from fleetledger.child_processes import children_die_with_parent, stop_children_on_sigterm
 from fleetledger.config import Config, HealthSettings, config_path
+from fleetledger.config_warehouse import WarehouseSettings
+from fleetledger.publish import export_spark_warehouse
 from fleetledger.run_lock import home_lock
 from ingest.core.landing import write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
@@ -307,7 +309,10 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         # vars stay the same from run to run (the config's), so dbt parses only what changed;
         # what differs per run reaches the models as environment variables
         dbt_vars = _health_vars(fleet)
+        warehouse = _warehouse_settings(fleet)
         run_env = {
+            # the Spark target's session and locations (nothing for DuckDB)
+            **warehouse.dbt_env(home),
             "FLEETLEDGER_RUN_START": str(key_range.start),
             "FLEETLEDGER_RUN_END": str(key_range.end),
             # fct_data_health stamps this build's findings with the run
@@ -326,6 +331,11 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
                     target_path=target,
                 )
             yield from _asset_events(context, invocation)
+            if warehouse.engine == "spark":
+                # the marts stay Spark tables; the forecast, alert and publish steps and the
+                # app read their DuckDB export (fleetledger/publish.py)
+                counts = export_spark_warehouse(home, Path(warehouse.spark_warehouse_dir(home)))
+                context.log.info(f"exported {len(counts)} Spark tables to {home}/build")
         keep_partial_parse(target)
 
     return dbt_warehouse
@@ -336,6 +346,13 @@ def _health_vars(fleet: FleetResource) -> dict[str, float | int]:
     if not config_path(fleet.home_path).exists():
         return HealthSettings().dbt_vars()
     return fleet.load_config().health.dbt_vars()
+
+
+def _warehouse_settings(fleet: FleetResource) -> WarehouseSettings:
+    """The config's `warehouse:` (DuckDB when there is no config)."""
+    if not config_path(fleet.home_path).exists():
+        return WarehouseSettings()
+    return fleet.load_config().warehouse
 
 
 def _asset_events(context: AssetExecutionContext, invocation: DbtCliInvocation) -> Iterator[Any]:
@@ -378,8 +395,10 @@ class FleetDbtCliResource(DbtCliResource):
         return None
 
 
-def dbt_resource() -> DbtCliResource | None:
+def dbt_resource(cfg: Config | None = None) -> DbtCliResource | None:
+    """The dbt CLI resource, on the dbt target of the config's `warehouse.engine`."""
     project = dbt_project()
     if project is None:
         return None
-    return FleetDbtCliResource(project_dir=project, dbt_executable=dbt_executable())
+    target = (cfg.warehouse if cfg else WarehouseSettings()).dbt_target
+    return FleetDbtCliResource(project_dir=project, dbt_executable=dbt_executable(), target=target)

@@ -44,6 +44,7 @@ RULES: tuple[tuple[str, str], ...] = (
     (r"\bqualify\b", "QUALIFY (Spark 3.5 has none: filter a row_number() in a CTE)"),
     (r"\bpivot\b|\bunpivot\b|\basof\b|\bpositional\b", "DuckDB-only join / pivot syntax"),
     (r'"[A-Za-z_][A-Za-z0-9_]*"', 'a "quoted" identifier is a string in Spark (adapter.quote)'),
+    (r"\blateral\s+view\b|\bexplode\s*\(", "Spark-only generator (macro explode_list)"),
 )
 
 _DISPATCHED_IMPL = re.compile(

@@ -28,11 +28,13 @@
 {% macro spark__list_has(list_col, value) -%}array_contains({{ list_col }}, {{ value }}){%- endmacro %}
 {% macro default__list_has(list_col, value) -%}({{ value }} = any({{ list_col }})){%- endmacro %}
 
-{#- one row per element of a list column: used as `from t, {{ unnest_list('t.hosts', 'host') }}` -#}
-{% macro unnest_list(list_col, alias) -%}{{ return(adapter.dispatch('unnest_list')(list_col, alias)) }}{%- endmacro %}
-{% macro duckdb__unnest_list(list_col, alias) -%}unnest({{ list_col }}) as u({{ alias }}){%- endmacro %}
-{% macro spark__unnest_list(list_col, alias) -%}lateral view explode({{ list_col }}) u as {{ alias }}{%- endmacro %}
-{% macro default__unnest_list(list_col, alias) -%}unnest({{ list_col }}) as u({{ alias }}){%- endmacro %}
+{#- one row per element of a list column, as a select-list expression (a generator on both
+    engines): `select t.*, {{ explode_list('t.hosts') }} as host from t`; a null or empty list
+    gives no row -#}
+{% macro explode_list(list_col) -%}{{ return(adapter.dispatch('explode_list')(list_col)) }}{%- endmacro %}
+{% macro duckdb__explode_list(list_col) -%}unnest({{ list_col }}){%- endmacro %}
+{% macro spark__explode_list(list_col) -%}explode({{ list_col }}){%- endmacro %}
+{% macro default__explode_list(list_col) -%}unnest({{ list_col }}){%- endmacro %}
 
 {#- the integers 0..n-1 as a relation with column n -#}
 {% macro integers(n) -%}

@@ -34,7 +34,6 @@
             {%- set files = node.schema ~ '.' ~ node.identifier ~ '__files' -%}
             {%- set view = node.schema ~ '.' ~ node.identifier -%}
             {%- set filename = node.meta.get('filename_column') -%}
-            {% do run_query('drop view if exists ' ~ view) %}
             {% do run_query('drop table if exists ' ~ files) %}
             {% do run_query(
                 "create table " ~ files ~ " using parquet options ("
@@ -42,7 +41,7 @@
                 ~ "recursiveFileLookup 'true', mergeSchema 'true')"
             ) %}
             {% do run_query(
-                "create view " ~ view ~ " as select *"
+                "create or replace view " ~ view ~ " as select *"
                 ~ (", _metadata.file_path as " ~ filename if filename else "")
                 ~ " from " ~ files
             ) %}

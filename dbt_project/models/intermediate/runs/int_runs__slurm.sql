@@ -104,9 +104,8 @@ pending_tasks as (
     -- an array range: one pending run per task it lists
     select
         latest_pending.*,
-        u.task_id
+        {{ explode_list('latest_pending.array_task_ids') }} as task_id
     from latest_pending
-    cross join {{ unnest_list('latest_pending.array_task_ids', 'task_id') }}
     where latest_pending.array_task_ids is not null
 
 ),
