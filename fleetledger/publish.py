@@ -148,7 +148,7 @@ def _export_tables(path: Path, warehouse_dir: Path, counts: dict[str, int]) -> N
         for schema in SPARK_EXPORTED_SCHEMAS:
             con.execute(f'create schema if not exists "{schema}"')
             for table in _spark_tables(warehouse_dir, schema):
-                files = sorted(str(f) for f in table.rglob("*.parquet") if f.stat().st_size)
+                files = sorted(str(f) for f in table.rglob("[!._]*.parquet"))
                 if not files:
                     raise PublishError(f"{table}: a Spark table without a Parquet file")
                 name = f'"{schema}"."{table.name}"'

@@ -3,7 +3,7 @@
 
 {% macro to_epoch(ts) -%}{{ return(adapter.dispatch('to_epoch')(ts)) }}{%- endmacro %}
 {% macro duckdb__to_epoch(ts) -%}epoch({{ ts }}){%- endmacro %}
-{% macro spark__to_epoch(ts) -%}(unix_micros({{ ts }}) / 1e6){%- endmacro %}
+{% macro spark__to_epoch(ts) -%}(unix_micros(cast({{ ts }} as timestamp)) / 1e6){%- endmacro %}
 {% macro default__to_epoch(ts) -%}extract(epoch from {{ ts }}){%- endmacro %}
 
 {% macro from_epoch(seconds) -%}{{ return(adapter.dispatch('from_epoch')(seconds)) }}{%- endmacro %}

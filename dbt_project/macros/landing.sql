@@ -8,9 +8,10 @@
     under it: recursiveFileLookup, schemas merged by name like union_by_name; the glob names
     `_schema/` itself, which Spark's listing would skip as hidden, so a table no source fills
     reads as empty with its columns), recreated every build so
-    that columns and files landed since are seen, and the view `landing.<table>` over it that the
-    models read. A table whose meta names a `filename_column` gets the file's path in it, parsed
-    for source and partition as DuckDB's `filename=true` column is. `<landing>` is
+    that columns and files landed since are seen: `landing.<table>`, which the models read. A
+    table whose meta names a `filename_column` is `landing.<table>__files` instead, under the
+    view `landing.<table>` that adds the file's path in that column (parsed for source and
+    partition as DuckDB's `filename=true` column is). `<landing>` is
     $FLEETLEDGER_LANDING_LOCATION (an `s3a://` URI on a cluster), else $FLEETLEDGER_HOME/raw. -#}
 
 {% macro create_landing_tables() -%}
@@ -27,24 +28,30 @@
         {%- for node in graph.sources.values() if node.source_name == 'landing' -%}
             {%- do tables.append(node) -%}
         {%- endfor -%}
+        {%- set views = [] -%}
         {%- if tables -%}
             {% do run_query('create database if not exists ' ~ tables[0].schema) %}
+            {%- for row in run_query('show views in ' ~ tables[0].schema) -%}
+                {%- do views.append(tables[0].schema ~ '.' ~ row['viewName']) -%}
+            {%- endfor -%}
         {%- endif -%}
         {%- for node in tables -%}
-            {%- set files = node.schema ~ '.' ~ node.identifier ~ '__files' -%}
-            {%- set view = node.schema ~ '.' ~ node.identifier -%}
+            {%- set relation = node.schema ~ '.' ~ node.identifier -%}
             {%- set filename = node.meta.get('filename_column') -%}
-            {% do run_query('drop table if exists ' ~ files) %}
+            {%- set files = relation ~ '__files' if filename else relation -%}
+            {#- a relation of an earlier layout may be a view where a table goes now -#}
+            {% do run_query(('drop view ' if files in views else 'drop table if exists ') ~ files) %}
             {% do run_query(
                 "create table " ~ files ~ " using parquet options ("
                 ~ "path '" ~ root ~ "/" ~ node.identifier ~ "/*', "
                 ~ "recursiveFileLookup 'true', mergeSchema 'true')"
             ) %}
-            {% do run_query(
-                "create or replace view " ~ view ~ " as select *"
-                ~ (", _metadata.file_path as " ~ filename if filename else "")
-                ~ " from " ~ files
-            ) %}
+            {%- if filename %}
+                {% do run_query(
+                    "create or replace view " ~ relation ~ " as select *, "
+                    ~ "_metadata.file_path as " ~ filename ~ " from " ~ files
+                ) %}
+            {%- endif -%}
         {%- endfor -%}
     {%- endif -%}
 {%- endmacro %}
