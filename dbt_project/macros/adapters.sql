@@ -8,7 +8,7 @@
 
 {% macro from_epoch(seconds) -%}{{ return(adapter.dispatch('from_epoch')(seconds)) }}{%- endmacro %}
 {% macro duckdb__from_epoch(seconds) -%}to_timestamp({{ seconds }}){%- endmacro %}
-{% macro spark__from_epoch(seconds) -%}timestamp_micros(cast(round({{ seconds }} * 1e6) as bigint)){%- endmacro %}
+{% macro spark__from_epoch(seconds) -%}timestamp_micros(cast(round(({{ seconds }}) * 1e6) as bigint)){%- endmacro %}
 {% macro default__from_epoch(seconds) -%}to_timestamp({{ seconds }}){%- endmacro %}
 
 {% macro regex_match(value, pattern) -%}{{ return(adapter.dispatch('regex_match')(value, pattern)) }}{%- endmacro %}

@@ -44,7 +44,7 @@ FLEET = {
 REL_TOL = 1e-9
 #: columns that differ between two runs by design (the run that built the row)
 RUN_COLUMNS = {"run_id", "run_at"}
-MARTS = sorted(p.stem for p in (PROJECT / "marts").glob("*.sql"))
+MARTS = sorted(p.stem for p in (PROJECT / "models" / "marts").glob("*.sql"))
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +132,7 @@ def _read_mart(con: duckdb.DuckDBPyConnection, name: str, home: Path) -> pl.Data
             select.append(f'cast("{col}" as timestamptz) as "{col}"')
         else:
             select.append(f'"{col}"')
-    frame = pl.from_arrow(con.execute(f'select {", ".join(select)} from main."{name}"').arrow())
+    frame = pl.from_arrow(con.sql(f'select {", ".join(select)} from main."{name}"').to_arrow_table())
     assert isinstance(frame, pl.DataFrame)
     frame = frame.with_columns(pl.col(pl.String).str.replace_all(str(home), "<home>", literal=True))
     numbers = [c for c, t in frame.schema.items() if t.is_float()]
