@@ -29,6 +29,7 @@ _PAGES = (
     ("idle", "idle.py", "Idle and waste", ":material/hourglass_empty:"),
     ("health", "health.py", "Fleet health", ":material/monitor_heart:"),
     ("energy", "energy.py", "Energy", ":material/bolt:"),
+    ("economics", "economics.py", "Inference economics", ":material/savings:"),
     ("forecasts", "forecasts.py", "Forecasts and capacity", ":material/trending_up:"),
     ("budgets", "budgets.py", "Budgets and alerts", ":material/notifications:"),
     ("data_health", "data_health.py", "Data health", ":material/health_and_safety:"),

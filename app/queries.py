@@ -17,7 +17,7 @@ import streamlit as st
 import yaml
 
 from fleetledger import queries as q
-from fleetledger import queries_fleet, queries_runs, queries_spend
+from fleetledger import queries_economics, queries_fleet, queries_runs, queries_spend
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 CONFIG_FILE = "fleetledger.yml"
@@ -49,7 +49,7 @@ def snapshot_version(path: Path) -> tuple[int, int]:
 
 
 # the query layer's modules, searched in this order for a figure's function
-_MODULES = (q, queries_spend, queries_runs, queries_fleet)
+_MODULES = (q, queries_spend, queries_runs, queries_fleet, queries_economics)
 
 
 def _function(figure: str) -> Any:

@@ -14,7 +14,9 @@ Stages (`--stages`, comma-separated; the fleet is always generated, and timed ap
   states and per-run GPU-hours must equal the warehouse's within 1e-6 (else exit status 1);
 - `lower_bound`: benchmarks/baseline/duckdb_scan.py, one DuckDB scan and group-by of the same
   Parquet;
-- `dcgm_parse`: benchmarks/dcgm_parse.py, the DCGM text parser (`--dcgm-samples` samples).
+- `dcgm_parse`: benchmarks/dcgm_parse.py, the DCGM text parser (`--dcgm-samples` samples);
+- `ingest` (without `pipeline`): benchmarks/ingest_stage.py, the three sources landed and the
+  DCGM landing suite run in this process, no Dagster or dbt, each with its peak RSS.
 Peak RSS is that of this process and all its descendants, sampled every 0.2 s per stage.
 See docs/performance.md.
 """
@@ -41,6 +43,7 @@ from benchmarks.baseline.duckdb_scan import scan_gpu_hours
 from benchmarks.baseline.gpu_hours import gpu_hour_states
 from benchmarks.compare import Mismatch, check_baseline, check_planted
 from benchmarks.dcgm_parse import main as dcgm_main
+from benchmarks.ingest_stage import run_ingest_stage
 from benchmarks.measure import (
     PeakRss,
     dbt_model_seconds,
@@ -51,7 +54,7 @@ from benchmarks.measure import (
 from benchmarks.scale_fleet import IDLE_THRESHOLD, ScaleSpec, Written, planted_totals, write_fleet
 from fleetledger.pipeline import run_pipeline
 
-STAGES = ("pipeline", "baseline", "lower_bound", "dcgm_parse")
+STAGES = ("pipeline", "baseline", "lower_bound", "dcgm_parse", "ingest")
 DEFAULT_STAGES = ("pipeline", "baseline", "lower_bound")
 #: benchmark stage → the Dagster step keys it sums (the rest is "other steps")
 STEP_STAGES = {
@@ -215,6 +218,11 @@ def run_bench(
                 "DuckDB scan (lower bound)", low_s, scanned[1], rss.peak, "one group-by", t_low[1]
             )
         )
+
+    if "ingest" in stages and "pipeline" not in stages:
+        say.print("landing the sources (no dbt) and the DCGM landing suite")
+        for name, wall, cpu, rows, peak, note in run_ingest_stage(spec, home, written):
+            result.stages.append(StageTime(name, wall, rows, peak, note, cpu))
 
     if "dcgm_parse" in stages:
         with stopwatch() as t_parse:

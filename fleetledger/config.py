@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from fleetledger.config_alerts import Alerts, Budget, check_budgets, check_team_channels
+from fleetledger.config_economics import EconomicsSettings
 from fleetledger.config_forecast import ForecastSettings
 from fleetledger.config_secrets import inline_secrets
 from fleetledger.config_warehouse import WarehouseSettings
@@ -188,10 +189,13 @@ class Config(_Strict):
     alerts: Alerts = Field(default_factory=Alerts)
     # forecasts and capacity (docs/forecasts.md)
     forecast: ForecastSettings = Field(default_factory=ForecastSettings)
+    # inference unit costs and the recommendation rules' thresholds (docs/config.md)
+    economics: EconomicsSettings = Field(default_factory=EconomicsSettings)
     # where local source locations may be (docs/config.md, "Source roots"); unset: relative
     # locations stay inside the config file's folder or $FLEETLEDGER_HOME
     source_roots: list[str] | None = None
-    # the engine dbt builds on (docs/scaling.md): duckdb (default) or spark
+    # the engine dbt builds on (docs/scaling.md), the DuckDB memory limit and threads of the
+    # build and of ingest (docs/config.md)
     warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
 
     # where the file was loaded from; relative locations resolve against it

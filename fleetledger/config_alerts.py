@@ -174,13 +174,36 @@ class RestatementRule(_Rule):
     min_share: float = Field(default=0.05, gt=0)
 
 
+class InferenceCostRiseRule(_Rule):
+    """An inference service (model_name) whose cost per 1M tokens in a calendar week (Monday to
+    Sunday, to date for the last) is more than `min_rise` above the week before's, while its
+    GPUs sat below `max_utilization` that week (the rise is waste, not load)."""
+
+    kind: Literal["inference_cost_rise"]
+    min_rise: float = Field(default=0.2, gt=0)
+    max_utilization: float = Field(default=0.5, gt=0, le=1)
+
+
+class InferenceSloRule(_Rule):
+    """An inference service whose hourly TTFT p95 is over `ttft_p95_seconds` for at least
+    `min_hours` consecutive hours while its GPUs sit below `max_utilization` (slow without
+    being busy: a configuration or scheduling problem, not a capacity one)."""
+
+    kind: Literal["inference_slo"]
+    ttft_p95_seconds: float = Field(default=1.0, gt=0)
+    max_utilization: float = Field(default=0.5, gt=0, le=1)
+    min_hours: int = Field(default=1, ge=1)
+
+
 AlertRule = Annotated[
     IdleAllocationRule
     | IdleShareRule
     | XidSpikeRule
     | GpuDownRule
     | SpendAnomalyRule
-    | RestatementRule,
+    | RestatementRule
+    | InferenceCostRiseRule
+    | InferenceSloRule,
     Field(discriminator="kind"),
 ]
 

@@ -19,6 +19,7 @@ EXPLORER_PAGES: dict[str, str] = {
     "idle": "idle",
     "health": "health",
     "energy": "energy",
+    "economics": "economics",
     "forecasts": "forecasts",
     "budgets": "budgets",
     "data_health": "data_health",
@@ -45,6 +46,7 @@ URL_PARAMS: dict[str, str] = {
     "series": "forecasts: gpu_hours | spend | peak_gpus",
     "scope": "forecasts: total | team:<t> | provider:<p> | ...",
     "budget": "budgets: the budget whose periods are shown",
+    "rec_kind": "economics: recommendation kind (repeatable)",
     "alert": "overview: an alert id (fct_alerts) shown at the top, as alert messages link",
 }
 

@@ -36,6 +36,7 @@ from packaging import version
 
 from fleetledger.child_processes import children_die_with_parent, stop_children_on_sigterm
 from fleetledger.config import Config, HealthSettings, config_path
+from fleetledger.config_economics import EconomicsSettings
 from fleetledger.config_warehouse import WarehouseSettings
 from fleetledger.publish import export_spark_warehouse
 from fleetledger.run_lock import home_lock
@@ -308,7 +309,7 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         write_schema_files(home)
         # vars stay the same from run to run (the config's), so dbt parses only what changed;
         # what differs per run reaches the models as environment variables
-        dbt_vars = _health_vars(fleet)
+        dbt_vars = _config_vars(fleet)
         warehouse = _warehouse_settings(fleet)
         run_env = {
             # the Spark target's session and locations (nothing for DuckDB)
@@ -318,6 +319,8 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             # fct_data_health stamps this build's findings with the run
             "FLEETLEDGER_RUN_ID": context.run.run_id,
             "FLEETLEDGER_RUN_AT": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            # the DuckDB memory limit and threads (`warehouse:`), read by profiles.yml
+            **warehouse.env(),
         }
         context.log.info(f"dbt build over {key_range.start}..{key_range.end}")
         target = build_target_path(home, context.run.run_id)
@@ -341,15 +344,17 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
     return dbt_warehouse
 
 
-def _health_vars(fleet: FleetResource) -> dict[str, float | int]:
-    """The config's `health:` settings as dbt vars (the defaults when there is no config)."""
+def _config_vars(fleet: FleetResource) -> dict[str, Any]:
+    """The config's `health:` and `economics:` settings as dbt vars (the defaults when there
+    is no config)."""
     if not config_path(fleet.home_path).exists():
-        return HealthSettings().dbt_vars()
-    return fleet.load_config().health.dbt_vars()
+        return {**HealthSettings().dbt_vars(), **EconomicsSettings().dbt_vars()}
+    cfg = fleet.load_config()
+    return {**cfg.health.dbt_vars(), **cfg.economics.dbt_vars()}
 
 
 def _warehouse_settings(fleet: FleetResource) -> WarehouseSettings:
-    """The config's `warehouse:` (DuckDB when there is no config)."""
+    """The config's `warehouse:` settings (the defaults when there is no config)."""
     if not config_path(fleet.home_path).exists():
         return WarehouseSettings()
     return fleet.load_config().warehouse

@@ -39,6 +39,7 @@ from dagster import (
 )
 
 from fleetledger.config import Config, Source
+from fleetledger.config_warehouse import warehouse_env
 from ingest import registry
 from ingest.core.errors import SourceUnavailable
 from ingest.core.findings import SEVERITIES, IngestFinding
@@ -169,7 +170,8 @@ def build_ingest_asset(
         if allow:
             context.log.warning(f"{src.name}: --allow-shrink: landed rows may be removed")
         try:
-            report = registry.ingest_source(cfg, src, days, home, allow_shrink=allow)
+            with warehouse_env(cfg.warehouse):
+                report = registry.ingest_source(cfg, src, days, home, allow_shrink=allow)
         except SourceUnavailable as err:
             return _unavailable(context, src, days, err, home)
         clear_missed(home, src.name)

@@ -200,3 +200,20 @@ def test_bench_reports_every_stage(bench: BenchResult) -> None:
         "speed-up over the pandas baseline",
         "x the DuckDB scan lower bound",
     }
+
+
+def test_ingest_stage_lands_the_sources_and_validates_the_dcgm_days(tmp_path: Path) -> None:
+    """`--stages ingest`: no Dagster, no dbt; each step timed with its input rows."""
+    bench = run_bench(SPEC, tmp_path / "home", ("ingest",))
+    stages = {s.name: s for s in bench.stages}
+    # as test_bench_reports_every_stage: 2 nodes x 288 scrapes x 8 GPUs x 5 fields, 6 sacct
+    # lines, 121 CUR lines; every row lands (the plan writes no bad row)
+    assert stages["ingest: DCGM"].rows == 23_040
+    assert stages["ingest: DCGM"].note == "23,040 rows landed"
+    assert stages["ingest: scheduler (sacct)"].note == "6 rows landed"
+    assert stages["ingest: billing (CUR)"].note == "121 rows landed"
+    # the one landed day passes its 46 expectations
+    check = stages["ingest: DCGM landing suite"]
+    assert (check.rows, check.note) == (23_040, "46 expectations x 1 days")
+    assert all(s.cpu_seconds is not None and s.peak_rss for s in stages.values())
+    assert "dbt build" not in stages

@@ -11,6 +11,8 @@ import pytest
 from fleetledger.config import ConfigError, parse_config
 from fleetledger.config_tables import config_frames
 
+REPO = Path(__file__).resolve().parents[1]
+
 INVENTORY = [
     {
         "host": h,
@@ -82,24 +84,59 @@ def test_cloud_account_rules_land_with_their_team_priority(tmp_path: Path):
 
 
 def test_health_settings_reach_dbt_as_vars(tmp_path: Path):
-    from orchestration.dbt import _health_vars
+    from orchestration.dbt import _config_vars
     from orchestration.resources import FleetResource
 
+    health = ("straggler_margin", "straggler_min_seconds", "straggler_bucket_seconds")
     fleet = FleetResource(home=str(tmp_path))
     # no config yet: the defaults docs/metrics.md states
-    assert _health_vars(fleet) == {
+    got = _config_vars(fleet)
+    assert {k: got[k] for k in health} == {
         "straggler_margin": 0.2,
         "straggler_min_seconds": 1800,
         "straggler_bucket_seconds": 60,
     }
+    assert got["release_idle_min_days"] == 2 and got["inference_output_token_weight"] == 4
     (tmp_path / "fleetledger.yml").write_text(
         "health: {straggler_margin: 0.35, straggler_min_seconds: 600}\n"
+        "economics: {release_idle_min_days: 5, commitment_discount_rates: {aws: 0.4}}\n"
     )
-    assert _health_vars(fleet) == {
+    got = _config_vars(fleet)
+    assert {k: got[k] for k in health} == {
         "straggler_margin": 0.35,
         "straggler_min_seconds": 600,
         "straggler_bucket_seconds": 60,
     }
+    assert got["release_idle_min_days"] == 5
+    assert got["commitment_discount_rates"] == {"aws": 0.4}
+    assert got["mig_profiles"][0] == {"profile": "1g.10gb", "slices": 1, "memory_gb": 10}
     (tmp_path / "fleetledger.yml").write_text("health: {straggler_margin: 1.5}\n")
     with pytest.raises(ConfigError, match="health.straggler_margin"):
-        _health_vars(fleet)
+        _config_vars(fleet)
+
+
+def test_economics_defaults_equal_the_dbt_project_vars():
+    # the config's defaults and dbt_project.yml's must not drift apart
+    import yaml
+
+    from fleetledger.config_economics import EconomicsSettings
+
+    project = yaml.safe_load((REPO / "dbt_project" / "dbt_project.yml").read_text())["vars"]
+    for key, value in EconomicsSettings().dbt_vars().items():
+        assert project[key] == value, key
+
+
+@pytest.mark.parametrize(
+    ("economics", "message"),
+    [
+        ({"mig_profiles": [{"profile": "8g.90gb", "slices": 8, "memory_gb": 90}]}, "8g.90gb"),
+        ({"commitment_discount_rates": {"aws": 1.2}}, "commitment_discount_rates"),
+        ({"recommendation_medium_confidence_days": 30}, "medium_confidence_days"),
+        ({"release_idle_min_dayz": 2}, "release_idle_min_dayz"),
+    ],
+)
+def test_economics_settings_are_checked_when_the_config_loads(
+    economics: dict, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config({"economics": economics}, Path("fleetledger.yml"))

@@ -43,6 +43,7 @@ PAGES = {
     "idle": "Idle and waste",
     "health": "Fleet health",
     "energy": "Energy",
+    "economics": "Inference economics",
     "forecasts": "Forecasts and capacity",
     "budgets": "Budgets and alerts",
     "data_health": "Data health",
@@ -100,6 +101,8 @@ TABLES: dict[str, tuple[set[str], set[str]]] = {
     "health_xids": ({"xid", "events"}, set()),
     "health_stragglers": ({"gpu_uuid", "mean_shortfall"}, set()),
     "energy_pue": ({"site", "pue"}, set()),
+    "economics_daily": ({"model_name", "cost_per_1m_tokens", "ttft_p95_s"}, set()),
+    "economics_recs": ({"recommendation_id", "monthly_savings"}, set()),
     "budgets_periods": ({"budget", "used_share"}, {"status"}),
     "alerts_history": ({"alert_id", "sent", "failed"}, set()),
     "fc_runway": ({"runway_day", "peak_gpus_hi_80_max"}, set()),
@@ -276,6 +279,36 @@ def test_health_and_energy_pages(pipeline_home: Path) -> None:
     shown = {(r.site, pd.Timestamp(r.day).date().isoformat()): r.pue for r in pue.itertuples()}
     expected = {(p["site"], p["day"]): p["pue"] for p in truth["pue"]}
     assert shown == pytest.approx(expected, abs=1e-3)
+
+
+def test_economics_page(pipeline_home: Path) -> None:
+    truth = _truth(pipeline_home)
+    at = _page(pipeline_home, "economics")
+    # per service and day, all replicas together: tokens from the truth; cost per 1M tokens =
+    # the replicas' cost that day (their GPU-seconds that day x their run's flat GPU rate) x 1e6
+    # / their tokens
+    runs = {r["run_id"]: r for r in truth["runs"]}
+    want: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for t in truth["inference_days"]:
+        run = runs[t["run_id"]]
+        want[t["day"]][0] += t["prompt_tokens"] + t["generation_tokens"]
+        want[t["day"]][1] += t["gpu_seconds"] * run["cost"] / run["gpu_seconds"]
+    daily = _table(at, "economics_daily")
+    shown = {pd.Timestamp(r.day).date().isoformat(): r for r in daily.itertuples()}
+    assert set(shown) == set(want) and len(daily) == len(want)  # one service
+    for day, (tokens, cost) in want.items():
+        assert shown[day].tokens == tokens
+        assert shown[day].cost_per_1m_tokens == pytest.approx(cost * 1e6 / tokens, rel=1e-9)
+    # the recommendations, largest savings first; the tile is their sum
+    recs = _table(at, "economics_recs")
+    assert list(recs["monthly_savings"]) == sorted(recs["monthly_savings"], reverse=True)
+    assert set(recs["kind"]) == {"release_idle", "commitment", "release_capacity"}
+    assert _exact(at, "Monthly savings") == pytest.approx(
+        round(recs["monthly_savings"].sum(), 2), abs=MONEY_TOL
+    )
+    # the kind filter comes from the URL
+    only = _table(_page(pipeline_home, "economics", {"rec_kind": "commitment"}), "economics_recs")
+    assert list(only["kind"]) == ["commitment"]
 
 
 @pytest.fixture(scope="module")

@@ -56,7 +56,7 @@ def test_spark_engine_selects_its_target_and_session(tmp_path: Path) -> None:
     "warehouse,message",
     [
         ({"engine": "postgres"}, "warehouse.engine: Input should be 'duckdb' or 'spark'"),
-        ({"engine": "spark", "threads": 4}, "warehouse.threads: Extra inputs are not permitted"),
+        ({"engine": "spark", "cores": 4}, "warehouse.cores: Extra inputs are not permitted"),
         ({"spark": {"driver_memory": "lots"}}, "warehouse.spark.driver_memory: String should"),
     ],
 )

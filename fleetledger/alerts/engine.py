@@ -20,7 +20,7 @@ from typing import Any
 
 import polars as pl
 
-from fleetledger.alerts import delivery, rules
+from fleetledger.alerts import delivery, rules, rules_inference
 from fleetledger.alerts.budgets import STATUS_SCHEMA, budget_status
 from fleetledger.alerts.inputs import Inputs
 from fleetledger.alerts.model import ALERT_COLUMNS, Alert
@@ -170,6 +170,14 @@ def _rule_alerts(
             return _missing(name, "fct_forecast", findings)
         assert inputs.spend is not None
         return rules.spend_anomaly_alerts(inputs.forecast, inputs.spend, rule, name, through)
+    if rule.kind in ("inference_cost_rise", "inference_slo"):
+        if inputs.service_hours is None:
+            return _missing(name, "fct_inference_hourly", findings)
+        if rule.kind == "inference_cost_rise":
+            return rules_inference.inference_cost_rise_alerts(
+                inputs.service_hours, rule, name, through
+            )
+        return rules_inference.inference_slo_alerts(inputs.service_hours, rule, name, through)
     if inputs.restatements is None:
         return _missing(name, "fct_billing_restatements", findings)
     return rules.restatement_alerts(
@@ -192,6 +200,8 @@ def _link(cfg: Config, alert: Alert) -> str | None:
         "xid_spike": ("health", {"start": day, "end": day}),
         "spend_anomaly": ("costs", {"start": day, "end": day}),
         "restatement": ("data_health", {}),
+        "inference_cost_rise": ("economics", {}),
+        "inference_slo": ("economics", {}),
     }.get(alert.kind, ("overview", {}))
     return explorer_link(base, page, alert=alert.alert_id, **params)
 

@@ -24,6 +24,7 @@ MARTS = (
     "fct_idle_gpu_hours",
     "fct_fleet_health_daily",
     "fct_billing_restatements",
+    "fct_inference_hourly",
 )
 #: the intermediate tables read beside them (per-run GPU-hours, spend pieces)
 INTERMEDIATES = ("int_run_gpu_hour_costs", "int_daily_spend_allocations")
@@ -94,6 +95,23 @@ from main.fct_fleet_health_daily as h
 left join down on down.day = h.day and down.host = h.host
 """
 
+# inference services per hour, all replicas together (alerts/rules_inference.py)
+_SERVICE_HOURS = """
+select
+    model_name,
+    cast(hour as timestamp) as hour,
+    min(team) as team,
+    sum(prompt_tokens + generation_tokens) as tokens,
+    sum(cost) as cost,
+    sum(gpu_hours) as gpu_hours,
+    sum(gpu_hours * mean_utilization)
+        / nullif(sum(case when mean_utilization is not null then gpu_hours end), 0)
+        as mean_utilization,
+    max(ttft_p95_s) as ttft_p95_s
+from main.fct_inference_hourly
+group by 1, 2
+"""
+
 
 @dataclass
 class Inputs:
@@ -104,6 +122,7 @@ class Inputs:
     team_daily: pl.DataFrame | None = None
     health: pl.DataFrame | None = None
     restatements: pl.DataFrame | None = None
+    service_hours: pl.DataFrame | None = None
 
     @property
     def data_through(self) -> date | None:
@@ -143,6 +162,8 @@ def read_inputs(con: duckdb.DuckDBPyConnection) -> Inputs:
         out.health = _frame(con, _HEALTH)
     if has("main.fct_billing_restatements"):
         out.restatements = _frame(con, "select * from main.fct_billing_restatements")
+    if has("main.fct_inference_hourly"):
+        out.service_hours = _frame(con, _SERVICE_HOURS)
     return out
 
 

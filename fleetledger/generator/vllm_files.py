@@ -23,7 +23,8 @@ untouched, so every other file and figure stays as it was):
   zero (the scrape reports what was counted since the restart).
 
 Ground truth (`inference_days`): per pod and UTC day of the scrape, the requests, prompt tokens
-and generation tokens counted in the intervals ending that day.
+and generation tokens counted in the intervals ending that day, and the GPU-seconds the pod
+held that day (its run's cost that day is those at the node's flat GPU rate).
 """
 
 from __future__ import annotations
@@ -229,6 +230,8 @@ def write_vllm(fleet: Fleet, series_by_host: dict[str, list[GpuSeries]], out: Pa
             after = np.flatnonzero(t >= at)
             restart = int(after[0]) if after.size and after[0] > 0 else None
         lines = scrape_lines(run, host, i, inc, restart)
+        life_start = int(run.start or 0)
+        life_end = run.end if run.end is not None else fleet.t1
         day_of = (t - fleet.t0) // DAY
         for d in np.unique(day_of):
             a = fleet.t0 + int(d) * DAY
@@ -240,6 +243,7 @@ def write_vllm(fleet: Fleet, series_by_host: dict[str, list[GpuSeries]], out: Pa
                 fh.write("\n".join(part["line"].to_list()).encode())
                 fh.write(b"\n")
             m = day_of == d
+            held = max(0, min(life_end, a + DAY) - max(life_start, a))
             truth.append(
                 {
                     "run_id": run.run_id,
@@ -252,6 +256,8 @@ def write_vllm(fleet: Fleet, series_by_host: dict[str, list[GpuSeries]], out: Pa
                     "prompt_tokens": int(inc["prompt"][m].sum()),
                     "generation_tokens": int(inc["generation"][m].sum()),
                     "restarts": int(restart is not None and bool(m[restart])),
+                    # the GPU-seconds the pod held that day (its GPUs x its time in the day)
+                    "gpu_seconds": len(gpus) * int(held),
                 }
             )
     return truth

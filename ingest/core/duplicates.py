@@ -41,21 +41,41 @@ class DuplicateFilter:
         self.key = list(key)
         self.series = [c for c in key if c != TIME]
         self.reread = reread
-        self.seen: list[tuple[Path, pl.DataFrame]] = []  # (file, series summary)
+        self.files: list[Path] = []  # earlier files, in landing order
+        # every earlier file's series summary, `_file` its index in `files`
+        self.seen: pl.DataFrame | None = None
         self.found = Duplicates()
 
     def _summary(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """Per series: its first and last time (`_lo`, `_hi`), rows (`_n`) and distinct times
+        (`_times`)."""
         if TIME not in self.key:
-            return rows.select(self.series).unique()
-        return rows.group_by(self.series).agg(_lo=pl.col(TIME).min(), _hi=pl.col(TIME).max())
+            return rows.group_by(self.series).agg(_n=pl.len())
+        return rows.group_by(self.series).agg(
+            _lo=pl.col(TIME).min(),
+            _hi=pl.col(TIME).max(),
+            _n=pl.len(),
+            _times=pl.col(TIME).n_unique(),
+        )
 
-    def _overlaps(self, summary: pl.DataFrame, earlier: pl.DataFrame) -> bool:
-        shared = summary.join(earlier, on=self.series, how="inner", nulls_equal=True)
+    def _repeats_inside(self, rows: pl.DataFrame, summary: pl.DataFrame) -> bool:
+        """Whether a key repeats within `rows` (a series with fewer distinct times than rows;
+        without time in the key, a series on more than one row)."""
+        if TIME not in self.key:
+            return summary.height < rows.height
+        return bool(summary.select((pl.col("_n") > pl.col("_times")).any()).item())
+
+    def _overlapping(self, summary: pl.DataFrame) -> list[int]:
+        """The earlier files (indices, in landing order) sharing a series with `summary` whose
+        time ranges overlap: one join against all earlier files' summaries."""
+        if self.seen is None:
+            return []
+        shared = summary.join(self.seen, on=self.series, how="inner", nulls_equal=True)
         if TIME in self.key and shared.height:
             shared = shared.filter(
                 (pl.col("_lo") <= pl.col("_hi_right")) & (pl.col("_lo_right") <= pl.col("_hi"))
             )
-        return shared.height > 0
+        return sorted(set(shared["_file"].to_list()))
 
     def _count(self, file: str, n: int, differing: int) -> None:
         if n:
@@ -67,16 +87,18 @@ class DuplicateFilter:
         """`rows` (one file's) without duplicates of each other or of earlier files' rows."""
         if rows.height == 0:
             return rows
-        first = pl.struct(self.key).is_first_distinct()
-        inside = rows.filter(~first)
-        if inside.height:
+        summary = self._summary(rows)
+        if self._repeats_inside(rows, summary):  # rare: find them row by row
+            first = pl.struct(self.key).is_first_distinct()
+            inside = rows.filter(~first)
             kept = rows.filter(first)
             self._count(str(path), inside.height, self._differing(inside, kept, value))
             rows = kept
-        summary = self._summary(rows)
-        for old_path, old_summary in self.seen:
-            if rows.height == 0 or not self._overlaps(summary, old_summary):
-                continue
+            summary = self._summary(rows)
+        for index in self._overlapping(summary):
+            if rows.height == 0:
+                break
+            old_path = self.files[index]
             old = (
                 self.reread(old_path)
                 .select(self.key + ([value] if value else []))
@@ -87,7 +109,13 @@ class DuplicateFilter:
                 rows = rows.join(old.select(self.key), on=self.key, how="anti", nulls_equal=True)
                 self._count(str(path), dup.height, self._differing(dup, old, value))
                 summary = self._summary(rows) if rows.height else summary
-        self.seen.append((path, summary))
+        summary = summary.select(
+            *self.series,
+            *(["_lo", "_hi"] if TIME in self.key else []),
+            _file=pl.lit(len(self.files), pl.UInt32),
+        )
+        self.files.append(path)
+        self.seen = summary if self.seen is None else pl.concat([self.seen, summary])
         return rows
 
     def _differing(self, dup: pl.DataFrame, kept: pl.DataFrame, value: str | None) -> int:

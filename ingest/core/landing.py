@@ -324,9 +324,21 @@ def write_schema_files(home: Path) -> list[Path]:
     written = []
     for table, schema in SCHEMAS.items():
         d = Path(home) / "raw" / table / "_schema"
+        if _has_schema(d / "part-0.parquet", schema):
+            written.append(d / "part-0.parquet")
+            continue  # every ingest writes them: an unchanged one is not written again
         d.mkdir(parents=True, exist_ok=True)
         tmp = d / f".part-0.parquet.{uuid.uuid4().hex[:8]}.partial"
         pq.write_table(pa.table([pa.array([], type=f.type) for f in schema], schema=schema), tmp)
         os.replace(tmp, d / "part-0.parquet")
         written.append(d / "part-0.parquet")
     return written
+
+
+def _has_schema(path: Path, schema: pa.Schema) -> bool:
+    """Whether `path` is an empty Parquet file of exactly `schema`."""
+    try:
+        meta = pq.read_metadata(path)
+    except (OSError, pa.ArrowInvalid):
+        return False
+    return meta.num_rows == 0 and meta.schema.to_arrow_schema().equals(schema)

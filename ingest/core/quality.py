@@ -29,17 +29,19 @@ Great Expectations is imported on first use only (its import takes seconds).
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
 from ingest.core.errors import IngestError
+from ingest.core.quality_fast import failed_expectations
 
 #: type families a suite can declare, and the scalar type GX finds in pandas for each
 TYPE_FAMILIES: dict[str, str | None] = {
@@ -210,51 +212,78 @@ def _batch_definition(table: str) -> Any:
     return asset.add_batch_definition_whole_dataframe("whole")
 
 
-def build_expectations(suite: Suite, partition: str | None) -> list[Any]:
-    """The GX expectation objects of `suite` for one partition."""
-    _, gxe, _ = _gx()
-    out: list[Any] = []
+@dataclass(frozen=True)
+class Expectation:
+    """One expectation of a suite: GX's expectation type (`expect_column_values_to_be_between`)
+    and its keyword arguments. Both validation routes read this list: GX builds its objects
+    from it, the polars route (ingest/core/quality_fast.py) evaluates the same rules."""
+
+    type: str
+    kwargs: Mapping[str, Any]
+
+    def gx_class_name(self) -> str:
+        return "".join(word.capitalize() for word in self.type.split("_"))
+
+
+def expectation_specs(suite: Suite, partition: str | None) -> list[Expectation]:
+    """The declared expectations of `suite` for one partition, in validation order (the
+    suite's `extra` expectations, GX objects, are not part of it)."""
+    out: list[Expectation] = []
+
+    def add(kind: str, **kwargs: Any) -> None:
+        out.append(Expectation(kind, kwargs))
+
     for column, family in suite.columns.items():
-        out.append(gxe.ExpectColumnToExist(column=column))
+        add("expect_column_to_exist", column=column)
         gx_type = TYPE_FAMILIES[family]
         if gx_type is not None:
-            out.append(gxe.ExpectColumnValuesToBeOfType(column=column, type_=gx_type))
+            add("expect_column_values_to_be_of_type", column=column, type_=gx_type)
     for column in suite.not_null:
-        out.append(gxe.ExpectColumnValuesToNotBeNull(column=column))
+        add("expect_column_values_to_not_be_null", column=column)
     for key in suite.unique:
         if len(key) == 1:
-            out.append(gxe.ExpectColumnValuesToBeUnique(column=key[0]))
+            add("expect_column_values_to_be_unique", column=key[0])
         else:
-            out.append(gxe.ExpectCompoundColumnsToBeUnique(column_list=list(key)))
+            add("expect_compound_columns_to_be_unique", column_list=list(key))
     for column in suite.currency:
-        out.append(gxe.ExpectColumnValuesToBeInSet(column=column, value_set=sorted(ISO_4217)))
+        add("expect_column_values_to_be_in_set", column=column, value_set=sorted(ISO_4217))
     for column, (low, high) in suite.ranges.items():
-        out.append(gxe.ExpectColumnValuesToBeBetween(column=column, min_value=low, max_value=high))
+        add("expect_column_values_to_be_between", column=column, min_value=low, max_value=high)
     for column, values in suite.value_sets.items():
-        out.append(gxe.ExpectColumnValuesToBeInSet(column=column, value_set=list(values)))
+        add("expect_column_values_to_be_in_set", column=column, value_set=list(values))
     for a, b in suite.ordered:
-        out.append(
-            gxe.ExpectColumnPairValuesAToBeGreaterThanB(
-                column_A=a, column_B=b, or_equal=True, ignore_row_if="either_value_is_missing"
-            )
+        add(
+            "expect_column_pair_values_a_to_be_greater_than_b",
+            column_A=a,
+            column_B=b,
+            or_equal=True,
+            ignore_row_if="either_value_is_missing",
         )
     if partition is not None:
         start, end = partition_window(partition)
         for w in suite.within:
-            out.append(
-                gxe.ExpectColumnValuesToBeBetween(
-                    column=w.column,
-                    min_value=start - w.slack,
-                    max_value=end + w.slack,
-                    strict_max=True,
-                )
+            add(
+                "expect_column_values_to_be_between",
+                column=w.column,
+                min_value=start - w.slack,
+                max_value=end + w.slack,
+                strict_max=True,
             )
         for e in suite.equals:
-            out.append(
-                gxe.ExpectColumnValuesToBeInSet(column=e.column, value_set=[start.strftime(e.fmt)])
+            add(
+                "expect_column_values_to_be_in_set",
+                column=e.column,
+                value_set=[start.strftime(e.fmt)],
             )
-        if suite.extra is not None:
-            out.extend(suite.extra(partition))
+    return out
+
+
+def build_expectations(suite: Suite, partition: str | None) -> list[Any]:
+    """The GX expectation objects of `suite` for one partition."""
+    _, gxe, _ = _gx()
+    out = [getattr(gxe, e.gx_class_name())(**e.kwargs) for e in expectation_specs(suite, partition)]
+    if partition is not None and suite.extra is not None:
+        out.extend(suite.extra(partition))
     return out
 
 
@@ -302,21 +331,78 @@ def _detail(result: Any) -> str:
 
 
 def _kwargs_text(kwargs: Mapping[str, Any]) -> str:
+    # as GX keeps an expectation's arguments: unset bounds dropped, numeric bounds as floats
     shown = {
-        k: v
+        k: float(v)
+        if isinstance(v, int) and not isinstance(v, bool) and k.endswith("_value")
+        else v
         for k, v in kwargs.items()
         if k in ("type_", "min_value", "max_value", "value_set", "column_list", "column_B")
+        and v is not None
     }
     if "value_set" in shown and len(shown["value_set"]) > 5:
         shown["value_set"] = f"{len(shown['value_set'])} values"
     return ", ".join(f"{k}={v}" for k, v in shown.items())
 
 
+#: partitions of at least this many rows are validated by the polars route
+#: (ingest/core/quality_fast.py, the same expectations) instead of Great Expectations' pandas one
+GX_MAX_ROWS_ENV = "FLEETLEDGER_QUALITY_GX_MAX_ROWS"
+DEFAULT_GX_MAX_ROWS = 50_000
+Route = Literal["auto", "gx", "polars"]
+
+
+def gx_max_rows() -> int:
+    """The largest partition Great Expectations validates itself (FLEETLEDGER_QUALITY_GX_MAX_ROWS,
+    default 50,000 rows); larger ones take the polars route."""
+    try:
+        return max(0, int(os.environ.get(GX_MAX_ROWS_ENV, DEFAULT_GX_MAX_ROWS)))
+    except ValueError:
+        return DEFAULT_GX_MAX_ROWS
+
+
+def pick_route(suite: Suite, rows: int, route: Route = "auto") -> Route:
+    """`gx` or `polars` for a partition of `rows` rows (a suite with GX-only `extra`
+    expectations always takes GX)."""
+    if route != "auto":
+        return route
+    return "polars" if suite.extra is None and rows > gx_max_rows() else "gx"
+
+
+def _failure(kind: str, kwargs: Mapping[str, Any], detail: str) -> tuple[str | None, Failure]:
+    column = kwargs.get("column") or (
+        ",".join(kwargs["column_list"]) if kwargs.get("column_list") else kwargs.get("column_A")
+    )
+    extra = _kwargs_text(kwargs)
+    return column, Failure(f"{kind}({extra})" if extra else kind, column, detail)
+
+
+def _without_missing_columns(found: list[tuple[str, str | None, Failure]]) -> list[Failure]:
+    """The failures, each missing column reported once (as the missing column)."""
+    missing = {column for kind, column, _ in found if kind == "expect_column_to_exist"}
+    return [
+        f for kind, column, f in found if kind == "expect_column_to_exist" or column not in missing
+    ]
+
+
 def validate_frame(
-    df: Any, table: str | Suite, partition: str | None = None, *, source: str | None = None
+    df: Any,
+    table: str | Suite,
+    partition: str | None = None,
+    *,
+    source: str | None = None,
+    route: Route = "auto",
 ) -> QualityResult:
-    """Validate a frame (polars or pandas) against the suite of `table` for `partition`."""
+    """Validate a frame (polars, lazy polars or pandas) against the suite of `table` for
+    `partition`: with Great Expectations up to `gx_max_rows()` rows, with the polars route
+    above (`route` forces one)."""
     suite = table if isinstance(table, Suite) else suite_for(table)
+    if isinstance(df, pl.LazyFrame):
+        if route == "auto":
+            route = "gx" if suite.extra is not None else "polars"
+        df = df if route == "polars" else df.collect()
+    if pick_route(suite, len(df) if not isinstance(df, pl.LazyFrame) else 0, route) == "polars":
+        return _validate_polars(df, suite, partition, source)
     gx, _, _ = _gx()
     expectations = build_expectations(suite, partition)
     gx_suite = gx.ExpectationSuite(
@@ -328,31 +414,38 @@ def validate_frame(
         # GX compares tz-aware columns through Series.values (a pandas 3.1 deprecation)
         warnings.filterwarnings("ignore", message="Series.values returning an ndarray")
         validation = batch.validate(gx_suite, result_format="SUMMARY")
-    missing = {
-        r.expectation_config.kwargs.get("column")
-        for r in validation.results
-        if not r.success and r.expectation_config.type == "expect_column_to_exist"
-    }
-    failures = []
+    found = []
     for r in validation.results:
-        if r.success:
-            continue
-        cfg = r.expectation_config
-        kwargs = dict(cfg.kwargs)
-        column = kwargs.get("column") or (
-            ",".join(kwargs["column_list"]) if kwargs.get("column_list") else kwargs.get("column_A")
-        )
-        what = cfg.type
-        if column in missing and what != "expect_column_to_exist":
-            continue  # reported once, as the missing column
-        extra = _kwargs_text(kwargs)
-        failures.append(Failure(f"{what}({extra})" if extra else what, column, _detail(r)))
+        if not r.success:
+            cfg = r.expectation_config
+            found.append((cfg.type, *_failure(cfg.type, dict(cfg.kwargs), _detail(r))))
     return QualityResult(
         table=suite.table,
         partition=partition,
         rows=len(frame),
         expectations=len(expectations),
-        failures=failures,
+        failures=_without_missing_columns(found),
+        source=source,
+    )
+
+
+def _validate_polars(
+    df: Any, suite: Suite, partition: str | None, source: str | None
+) -> QualityResult:
+    if suite.extra is not None:
+        raise IngestError(f"suite {suite.table}: GX-only extra expectations need route 'gx'")
+    frame = df if isinstance(df, pl.DataFrame | pl.LazyFrame) else pl.from_pandas(df)
+    specs = expectation_specs(suite, partition)
+    rows, failed = failed_expectations(frame, specs)
+    found = [
+        (specs[i].type, *_failure(specs[i].type, specs[i].kwargs, d)) for i, d in failed.items()
+    ]
+    return QualityResult(
+        table=suite.table,
+        partition=partition,
+        rows=rows,
+        expectations=len(specs),
+        failures=_without_missing_columns(found),
         source=source,
     )
 
@@ -366,4 +459,17 @@ def validate_partition(home: Path, table: str, source: str, partition: str) -> Q
     path = partition_file(home, table, source, partition)
     if not path.exists():
         raise IngestError(f"no landed partition {partition} of {source} in {table}", file=path)
-    return validate_frame(pl.read_parquet(path), table, partition, source=source)
+    return validate_frame(read_partition(path, suite_for(table)), table, partition, source=source)
+
+
+def read_partition(path: Path, suite: Suite) -> pl.DataFrame:
+    """A landed partition file, read whole. For the polars route its text columns are read as
+    categoricals, in batches (polars' streaming engine): a day of DCGM samples then holds about
+    a fifth of the memory, and the rules read the same values (a null stays null; a value set,
+    a uniqueness and the samples of a failure compare the text)."""
+    import pyarrow.parquet as pq
+
+    if pick_route(suite, pq.read_metadata(path).num_rows) == "gx":
+        return pl.read_parquet(path)
+    scan = pl.scan_parquet(path).with_columns(pl.col(pl.String).cast(pl.Categorical))
+    return scan.collect(engine="streaming")

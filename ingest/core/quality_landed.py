@@ -25,7 +25,7 @@ Rows a reader rejected never reach these suites: they are in the source's quaran
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -35,13 +35,15 @@ from ingest.core.quality import (
     QualityResult,
     Suite,
     Within,
-    _gx,
     partition_file,
+    read_partition,
     register_suite,
+    suite_for,
     validate_frame,
 )
 from ingest.scheduler.run_logs import SCHEDULERS
 from ingest.scheduler.slurm import STATES
+from ingest.telemetry.vllm_labels import SERIES_COLUMNS
 
 #: DCGM metrics that are percentages (0–100) and ratios (0–1); FORMATS.md
 PERCENT_METRICS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_MEM_COPY_UTIL")
@@ -72,20 +74,7 @@ SERIES: dict[str, tuple[str, tuple[str, ...]]] = {
         "time",
         ("host", "gpu", "uuid", "mig_instance", "metric", "hpc_job", "namespace", "pod"),
     ),
-    "inference_samples": (
-        "time",
-        (
-            "host",
-            "namespace",
-            "pod",
-            "container",
-            "model_name",
-            "metric",
-            "le",
-            "finished_reason",
-            "labels",
-        ),
-    ),
+    "inference_samples": ("time", SERIES_COLUMNS),
     "power_readings": ("time", ("site", "meter")),
     "node_gpu_power_hourly": ("time", ("host",)),
     "k8s_gpu_requests": ("time", ("namespace", "pod", "uid", "resource")),
@@ -124,9 +113,8 @@ DCGM_VALUE_GROUPS: dict[str, tuple[tuple[str, ...], float | None, float | None]]
 }
 
 
-def _monotonic(_partition: str) -> list[Any]:
-    _, gxe, _ = _gx()
-    return [gxe.ExpectColumnValuesToBeInSet(column=MONOTONIC, value_set=[True])]
+#: the monotonic-time flag `prepare` adds must be true on every row
+_MONOTONIC = {MONOTONIC: (True,)}
 
 
 _LINEAGE_SET = ("x_source", "x_source_file", "x_line_number")
@@ -141,7 +129,7 @@ SUITES: tuple[Suite, ...] = (
             "gpu": (0, None),
             **{col: (low, high) for col, (_, low, high) in DCGM_VALUE_GROUPS.items()},
         },
-        extra=_monotonic,
+        value_sets=_MONOTONIC,
     ),
     Suite(
         table="inference_samples",
@@ -150,7 +138,7 @@ SUITES: tuple[Suite, ...] = (
         # counters, histogram series and gauges are never negative (the reader quarantines
         # what is); kv_cache_usage_perc is a fraction (derived column: `prepare`)
         ranges={"value": (0, None), "value_kv_cache_usage": (0, 1)},
-        extra=_monotonic,
+        value_sets=_MONOTONIC,
     ),
     Suite(
         table="power_readings",
@@ -158,8 +146,7 @@ SUITES: tuple[Suite, ...] = (
         not_null=("time", "site", "meter", "kind", "kw", *_LINEAGE_SET),
         unique=(("site", "meter", "time"),),
         ranges={"kw": (0, None)},
-        value_sets={"kind": ("facility", "it")},
-        extra=_monotonic,
+        value_sets={"kind": ("facility", "it"), **_MONOTONIC},
     ),
     Suite(
         table="node_gpu_power_hourly",
@@ -184,7 +171,7 @@ SUITES: tuple[Suite, ...] = (
             ("util_max", "util_avg"),
             ("util_avg", "util_min"),
         ),
-        extra=_monotonic,
+        value_sets=_MONOTONIC,
     ),
     Suite(
         table="slurm_jobs",
@@ -238,7 +225,7 @@ SUITES: tuple[Suite, ...] = (
         not_null=("time", "namespace", "pod", "gpus", "containers", *_LINEAGE_SET),
         unique=(("time", "namespace", "pod", "uid", "resource"),),
         ranges={"gpus": (0, None), "containers": (1, None)},
-        extra=_monotonic,
+        value_sets=_MONOTONIC,
     ),
     Suite(
         table="run_log_checkpoints",
@@ -254,9 +241,10 @@ for _suite in SUITES:
     register_suite(_suite)
 
 TABLES = tuple(s.table for s in SUITES)
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 
-def prepare(df: pl.DataFrame, table: str) -> pl.DataFrame:
+def prepare(df: FrameT, table: str) -> FrameT:
     """`df` with the derived columns its suite checks:
 
     - `x_time_increasing` (tables with series): whether each row's time is later than the
@@ -278,10 +266,9 @@ def prepare(df: pl.DataFrame, table: str) -> pl.DataFrame:
         )
     if table in SERIES:
         time_col, keys = SERIES[table]
-        prev = pl.col(time_col).shift(1).over(list(keys))
-        df = df.with_columns(
-            pl.when(prev.is_null()).then(True).otherwise(pl.col(time_col) > prev).alias(MONOTONIC)
-        )
+        # later than the previous row of the series (one window over the series, not two)
+        step = pl.col(time_col).diff().over(list(keys))
+        df = df.with_columns((step > pl.duration(microseconds=0)).fill_null(True).alias(MONOTONIC))
     return df
 
 
@@ -289,7 +276,10 @@ def validate_landed(home: Path, table: str, source: str, partition: str) -> Qual
     """Validate the landed partition `raw/<table>/<source>/<partition>/` against its suite
     (after adding the monotonic-time flag where the table has series)."""
     path = partition_file(home, table, source, partition)
-    df = pl.read_parquet(path) if path.exists() else pl.DataFrame(schema=_empty_schema(table))
+    if path.exists():
+        df = read_partition(path, suite_for(table))
+    else:
+        df = pl.DataFrame(schema=_empty_schema(table))
     return validate_frame(prepare(df, table), table, partition, source=source)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from ingest.core import duckdb_settings
 from ingest.core.common import ReadResult, quarantine_from, read_bytes
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
@@ -51,7 +52,7 @@ def _query(docs: list[str]) -> pl.DataFrame:
     # one in-memory DuckDB per thread: opening one costs more than parsing a small response
     con = getattr(_local, "con", None)
     if con is None:
-        con = _local.con = duckdb.connect()
+        con = _local.con = duckdb_settings.connect()
     return con.sql(_QUERY, params=[docs]).pl()
 
 

@@ -114,15 +114,19 @@ def parse_long(
         # `hostname` and `Hostname` (or `uuid` and `gpu_uuid`, ...) fill one label: the first
         # non-empty of them, in column order
         label_cols.setdefault(_ALIASES.get(c.lower(), c), []).append(c)
-    raw = pl.concat_str(
-        [pl.col(c).cast(pl.String).fill_null("") for c in cols], separator=","
-    ).alias("raw")
+    # the source row as text, for quarantined rows only (formatting every row's time and
+    # value as text would cost more than the rest of the parse)
+    raw = pl.concat_str([pl.col(c).cast(pl.String).fill_null("") for c in cols], separator=",")
+
+    def with_raw(bad: pl.DataFrame) -> pl.DataFrame:
+        rows = (bad["x_line_number"] - first_line).cast(pl.UInt32)
+        return bad.with_columns(raw=df[rows].select(raw).to_series())
+
     frame = df.select(
         x_line_number=pl.int_range(first_line, first_line + df.height, dtype=pl.Int64),
         time=_times(df[t_col], timezone),
         value_text=pl.col(v_col).cast(pl.String).str.strip_chars(),
         metric=pl.col(m_col).cast(pl.String).str.strip_chars(),
-        raw=raw,
         **{
             label: pl.coalesce(
                 [
@@ -145,7 +149,7 @@ def parse_long(
         if bad.height:
             rejected.append(
                 quarantine_from(
-                    bad.with_columns(x_source=pl.lit(source), x_source_file=pl.lit(file)),
+                    with_raw(bad).with_columns(x_source=pl.lit(source), x_source_file=pl.lit(file)),
                     pl.lit(reason),
                     pl.col("raw"),
                 )
@@ -167,7 +171,9 @@ def parse_long(
     if bad_series.height:
         rejected.append(
             quarantine_from(
-                bad_series.with_columns(x_source=pl.lit(source), x_source_file=pl.lit(file)),
+                with_raw(bad_series).with_columns(
+                    x_source=pl.lit(source), x_source_file=pl.lit(file)
+                ),
                 pl.col("reject"),
                 pl.col("raw"),
             )

@@ -20,17 +20,11 @@ from collections.abc import Sequence
 
 import polars as pl
 
-#: the label columns that name one series of inference_samples
-SERIES_KEY = (
-    "host",
-    "namespace",
-    "pod",
-    "container",
-    "model_name",
-    "metric",
-    "le",
-    "finished_reason",
-)
+from ingest.telemetry.vllm_labels import SERIES_COLUMNS
+
+#: the label columns that name one series of inference_samples: the landed series columns but
+#: `labels` (the same sample scraped by two jobs differs only there and counts once)
+SERIES_KEY = tuple(c for c in SERIES_COLUMNS if c != "labels")
 
 
 def counter_increases(rows: pl.DataFrame) -> pl.DataFrame:

@@ -132,7 +132,9 @@ def _read_mart(con: duckdb.DuckDBPyConnection, name: str, home: Path) -> pl.Data
             select.append(f'cast("{col}" as timestamptz) as "{col}"')
         else:
             select.append(f'"{col}"')
-    frame = pl.from_arrow(con.sql(f'select {", ".join(select)} from main."{name}"').to_arrow_table())
+    frame = pl.from_arrow(
+        con.sql(f'select {", ".join(select)} from main."{name}"').to_arrow_table()
+    )
     assert isinstance(frame, pl.DataFrame)
     frame = frame.with_columns(pl.col(pl.String).str.replace_all(str(home), "<home>", literal=True))
     numbers = [c for c, t in frame.schema.items() if t.is_float()]

@@ -1,62 +1,12 @@
--- Hourly increases of the vLLM counters (var inference_counters) and of every histogram series
--- (var inference_histograms: `_bucket` per `le`, `_sum`, `_count`): one row per series and UTC
--- hour with a sample. A sample's increase is its value minus the series' previous sample's; a
--- value below the previous one means the server restarted and the counter began again from 0,
--- so the increase is the new value (Prometheus' increase() rule: counter_increase macro). A
--- series' first sample has no increase (there is nothing to compare it with). Increases run
--- across day partitions and belong to the hour of the later sample. Duplicates of one sample
--- (the same series scraped by two jobs: other `labels`) count once.
-{%- set series = [] -%}
-{%- for h in var('inference_histograms') -%}
-    {%- do series.extend([h ~ '_bucket', h ~ '_sum', h ~ '_count']) -%}
-{%- endfor %}
+-- Hourly increases of the vLLM counters and histogram series: one row per series and UTC
+-- hour with a sample, the sum of its samples' increases (int_inference_sample_increases, where
+-- restarts and duplicates are handled). Increases run across day partitions and belong to the
+-- hour of the later sample.
 with
-
-samples as (
-
-    select
-        host,
-        k8s_namespace,
-        k8s_pod,
-        k8s_container,
-        model_name,
-        metric,
-        le,
-        finished_reason,
-        {{ to_epoch('sampled_at') }} as t,
-        max(value) as value
-    from {{ ref('stg_inference__samples') }}
-    where metric in (
-        {%- for m in var('inference_counters') + series %}
-        '{{ m }}'{{ ',' if not loop.last }}
-        {%- endfor %}
-    )
-    group by 1, 2, 3, 4, 5, 6, 7, 8, 9
-
-),
-
-ordered as (
-
-    select
-        *,
-        lag(value) over (
-            partition by
-                host, k8s_namespace, k8s_pod, k8s_container, model_name, metric, le,
-                finished_reason
-            order by t
-        ) as previous_value
-    from samples
-
-),
 
 increases as (
 
-    select
-        *,
-        cast(floor(t / 3600) * 3600 as bigint) as hour_epoch,
-        case when value < previous_value then 1 else 0 end as is_reset,
-        {{ counter_increase('value', 'previous_value', first='null') }} as increase
-    from ordered
+    select * from {{ ref('int_inference_sample_increases') }}
 
 ),
 

@@ -1,0 +1,37 @@
+-- Inference unit economics per run, served model and UTC hour (docs/metrics.md, "Inference
+-- unit economics"): int_inference_run_hours with the ratios of the inference_unit_costs macro.
+with
+
+run_hours as (
+
+    select * from {{ ref('int_inference_run_hours') }}
+
+),
+
+final as (
+
+    select
+        run_id,
+        team,
+        model_name,
+        {{ from_epoch('hour_epoch') }} as hour,
+        cast({{ from_epoch('day_epoch') }} as date) as day,
+        requests,
+        prompt_tokens,
+        generation_tokens,
+        gpu_hours,
+        cost,
+        {{ inference_unit_costs() }},
+        ttft_p50_s,
+        ttft_p95_s,
+        e2e_p95_s,
+        mean_requests_running,
+        mean_requests_waiting,
+        mean_kv_cache_usage,
+        mean_utilization,
+        max_memory_used_mib
+    from run_hours
+
+)
+
+select * from final
