@@ -5,7 +5,7 @@ SHELL := /bin/bash
 UV := $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 VENV := .venv
 
-.PHONY: demo test test-fast lint app bench uv sync sync-dev system-deps clean
+.PHONY: demo test test-fast test-spark sync-spark lint app bench uv sync sync-dev system-deps clean
 
 uv:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || \
@@ -35,6 +35,15 @@ system-deps:
 # worker (each fleet is built once: tests/conftest.py, pytest_xdist_make_scheduler)
 test: sync-dev system-deps
 	$(VENV)/bin/pytest -n auto
+
+# dbt-spark and pyspark beside the locked dev environment (.ci/spark-requirements.txt)
+sync-spark: sync-dev
+	$(UV) pip install --python $(VENV)/bin/python --quiet -r .ci/spark-requirements.txt
+
+# the warehouse built on Spark (a local PySpark session; Java 17 from system-deps) and compared
+# with the DuckDB build, mart by mart: tests/spark/ (not part of `make test`)
+test-spark: sync-spark system-deps
+	FLEETLEDGER_TEST_SPARK=1 $(VENV)/bin/pytest tests/spark -m spark
 
 # the fast tier: every test that needs no built warehouse, on every core (pytest-xdist)
 test-fast: sync-dev

@@ -2,7 +2,8 @@
 # System packages the test suite needs beyond Python: the Debian `prometheus` package
 # (`prometheus` + `promtool`) for the live-Prometheus DCGM test, and the Debian `chromium`
 # package (/usr/bin/chromium) for the headless browser tests in tests/browser/ (Playwright drives
-# it through `executable_path`; `playwright install` is never needed). Idempotent: installs only
+# it through `executable_path`; `playwright install` is never needed), and a Java 17 runtime
+# (`openjdk-17-jre-headless`) for PySpark in `make test-spark`. Idempotent: installs only
 # what is missing, and does nothing when both are already there. Runs apt-get as root, or
 # through sudo when that is available.
 set -euo pipefail
@@ -12,6 +13,9 @@ if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2
 fi
 if [ ! -x /usr/bin/chromium ]; then
     missing+=(chromium)
+fi
+if ! java -version 2>&1 | grep -q 'version "\(1[7-9]\|2[0-9]\)'; then
+    missing+=(openjdk-17-jre-headless)
 fi
 if [ "${#missing[@]}" = "0" ]; then
     exit 0

@@ -194,7 +194,8 @@ class Config(_Strict):
     # where local source locations may be (docs/config.md, "Source roots"); unset: relative
     # locations stay inside the config file's folder or $FLEETLEDGER_HOME
     source_roots: list[str] | None = None
-    # the DuckDB memory limit and threads of the build and of ingest (docs/config.md)
+    # the engine dbt builds on (docs/scaling.md), the DuckDB memory limit and threads of the
+    # build and of ingest (docs/config.md)
     warehouse: WarehouseSettings = Field(default_factory=WarehouseSettings)
 
     # where the file was loaded from; relative locations resolve against it

@@ -4,6 +4,11 @@ dbt writes `$FLEETLEDGER_HOME/build/warehouse.duckdb`; DuckDB lets one process w
 locks readers out of it meanwhile. Consumers therefore read `$FLEETLEDGER_HOME/warehouse.duckdb`,
 which is replaced atomically (copy to a temp file beside it, then `os.replace`), so a reader sees
 either the old snapshot or the new one, never a half-written file, and keeps working during a run.
+
+On Spark (config `warehouse.engine: spark`, docs/scaling.md) the marts stay Parquet tables of the
+Spark warehouse; `export_spark_warehouse` copies its mart and intermediate tables into
+`build/warehouse.duckdb` right after the dbt build, so the forecast, alert and publish steps and
+every consumer work on the same DuckDB snapshot whichever engine built it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from pathlib import Path
 import duckdb
 
 BUILD_WAREHOUSE = Path("build") / "warehouse.duckdb"
+#: the Spark databases exported to DuckDB: the marts and the intermediate tables the alert
+#: rules read (staging models are views over the landing zone: no data of their own)
+SPARK_EXPORTED_SCHEMAS = ("main", "intermediate")
 PUBLISHED_WAREHOUSE = Path("warehouse.duckdb")
 
 
@@ -99,3 +107,56 @@ def publish_warehouse(home: Path) -> PublishResult:
     # a WAL beside the published file belongs to the file it replaced
     Path(f"{dst}.wal").unlink(missing_ok=True)
     return PublishResult(path=dst, size_bytes=dst.stat().st_size, row_counts=counts)
+
+
+def _spark_tables(warehouse_dir: Path, schema: str) -> list[Path]:
+    """The table folders of a Spark database in a local warehouse (`<dir>/<schema>.db/<t>/`)."""
+    root = warehouse_dir / f"{schema}.db"
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def export_spark_warehouse(home: Path, warehouse_dir: Path) -> dict[str, int]:
+    """Write `build/warehouse.duckdb` from the Parquet tables a Spark build wrote under
+    `warehouse_dir` (schemas `SPARK_EXPORTED_SCHEMAS`, one DuckDB table per Spark table, columns
+    and types as the Parquet files hold them); the file is written beside and swapped in whole.
+    Returns the rows per `schema.table`. PublishError when the Spark build wrote no mart."""
+    marts = _spark_tables(warehouse_dir, "main")
+    if not marts:
+        raise PublishError(
+            f"{warehouse_dir}: no Spark mart tables to export (did the dbt build on Spark run?)"
+        )
+    dst = build_path(home)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.export")
+    tmp.unlink(missing_ok=True)
+    counts: dict[str, int] = {}
+    try:
+        _export_tables(tmp, warehouse_dir, counts)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, dst)
+    Path(f"{dst}.wal").unlink(missing_ok=True)
+    return counts
+
+
+def _export_tables(path: Path, warehouse_dir: Path, counts: dict[str, int]) -> None:
+    con = duckdb.connect(str(path))
+    try:
+        for schema in SPARK_EXPORTED_SCHEMAS:
+            con.execute(f'create schema if not exists "{schema}"')
+            for table in _spark_tables(warehouse_dir, schema):
+                files = sorted(str(f) for f in table.rglob("[!._]*.parquet"))
+                if not files:
+                    raise PublishError(f"{table}: a Spark table without a Parquet file")
+                name = f'"{schema}"."{table.name}"'
+                con.execute(f"create table {name} as select * from read_parquet(?)", [files])
+                row = con.execute(f"select count(*) from {name}").fetchone()
+                counts[f"{schema}.{table.name}"] = int(row[0]) if row else 0
+        con.execute("checkpoint")
+    except duckdb.Error as err:
+        raise PublishError(f"{warehouse_dir}: cannot export the Spark tables: {err}") from err
+    finally:
+        con.close()

@@ -66,7 +66,7 @@ def build_definitions(home: Path | None = None) -> Definitions:
     assets += publish_assets(upstream, partitions_for(cfg))
 
     resources: dict[str, object] = {"fleet": FleetResource(home=str(home))}
-    dbt_cli = dbt_resource()
+    dbt_cli = dbt_resource(cfg)
     if dbt_cli is not None:
         resources["dbt"] = dbt_cli
 

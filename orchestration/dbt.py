@@ -44,6 +44,7 @@ from fleetledger.incremental import (
     guarded_build,
     recompute_span,
 )
+from fleetledger.publish import export_spark_warehouse
 from fleetledger.run_lock import home_lock
 from ingest.core.landing import write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
@@ -325,7 +326,10 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         refresh = context.run.tags.get(FULL_REFRESH_TAG) or full_refresh_reason(
             home, cfg, project_dir
         )
+        warehouse = _warehouse_settings(fleet)
         run_env = {
+            # the Spark target's session and locations (nothing for DuckDB)
+            **warehouse.dbt_env(home),
             "FLEETLEDGER_RUN_START": str(key_range.start),
             "FLEETLEDGER_RUN_END": str(key_range.end),
             # the days the day models recompute (macros/incremental.sql)
@@ -335,7 +339,7 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             "FLEETLEDGER_RUN_ID": context.run.run_id,
             "FLEETLEDGER_RUN_AT": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
             # the DuckDB memory limit and threads (`warehouse:`), read by profiles.yml
-            **_warehouse_settings(fleet).env(),
+            **warehouse.env(),
         }
         how = f"full refresh: {refresh}" if refresh else f"recomputing {span.first}..{span.last}"
         context.log.info(f"dbt build over {key_range.start}..{key_range.end} ({how})")
@@ -350,6 +354,11 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
                 with children_die_with_parent(dbt_cli_invocation):
                     invocation = dbt.cli(args, context=context, target_path=target)
                 yield from _asset_events(context, invocation)
+                if warehouse.engine == "spark":
+                    # the marts stay Spark tables; the forecast, alert and publish steps and
+                    # the app read their DuckDB export (fleetledger/publish.py)
+                    counts = export_spark_warehouse(home, Path(warehouse.spark_warehouse_dir(home)))
+                    context.log.info(f"exported {len(counts)} Spark tables to {home}/build")
         keep_partial_parse(target)
 
     return dbt_warehouse
@@ -411,8 +420,10 @@ class FleetDbtCliResource(DbtCliResource):
         return None
 
 
-def dbt_resource() -> DbtCliResource | None:
+def dbt_resource(cfg: Config | None = None) -> DbtCliResource | None:
+    """The dbt CLI resource, on the dbt target of the config's `warehouse.engine`."""
     project = dbt_project()
     if project is None:
         return None
-    return FleetDbtCliResource(project_dir=project, dbt_executable=dbt_executable())
+    target = (cfg.warehouse if cfg else WarehouseSettings()).dbt_target
+    return FleetDbtCliResource(project_dir=project, dbt_executable=dbt_executable(), target=target)

@@ -21,6 +21,9 @@ import pytest
 from fleetledger.generator import generate
 
 _REPO = Path(__file__).resolve().parents[1]
+# tests/spark/ needs dbt-spark, pyspark and Java: `make test-spark` runs it (setting
+# FLEETLEDGER_TEST_SPARK), `make test` leaves it out
+collect_ignore_glob = [] if os.environ.get("FLEETLEDGER_TEST_SPARK") else ["spark/*"]
 # the shared real sample files: FLEETLEDGER_SAMPLES, else shared/ inside or beside the checkout
 SAMPLE_DIRS = (
     os.environ.get("FLEETLEDGER_SAMPLES"),

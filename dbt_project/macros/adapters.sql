@@ -3,12 +3,12 @@
 
 {% macro to_epoch(ts) -%}{{ return(adapter.dispatch('to_epoch')(ts)) }}{%- endmacro %}
 {% macro duckdb__to_epoch(ts) -%}epoch({{ ts }}){%- endmacro %}
-{% macro spark__to_epoch(ts) -%}(unix_micros({{ ts }}) / 1e6){%- endmacro %}
+{% macro spark__to_epoch(ts) -%}(unix_micros(cast({{ ts }} as timestamp)) / 1e6){%- endmacro %}
 {% macro default__to_epoch(ts) -%}extract(epoch from {{ ts }}){%- endmacro %}
 
 {% macro from_epoch(seconds) -%}{{ return(adapter.dispatch('from_epoch')(seconds)) }}{%- endmacro %}
 {% macro duckdb__from_epoch(seconds) -%}to_timestamp({{ seconds }}){%- endmacro %}
-{% macro spark__from_epoch(seconds) -%}timestamp_micros(cast(round({{ seconds }} * 1e6) as bigint)){%- endmacro %}
+{% macro spark__from_epoch(seconds) -%}timestamp_micros(cast(round(({{ seconds }}) * 1e6) as bigint)){%- endmacro %}
 {% macro default__from_epoch(seconds) -%}to_timestamp({{ seconds }}){%- endmacro %}
 
 {% macro regex_match(value, pattern) -%}{{ return(adapter.dispatch('regex_match')(value, pattern)) }}{%- endmacro %}
@@ -28,11 +28,13 @@
 {% macro spark__list_has(list_col, value) -%}array_contains({{ list_col }}, {{ value }}){%- endmacro %}
 {% macro default__list_has(list_col, value) -%}({{ value }} = any({{ list_col }})){%- endmacro %}
 
-{#- one row per element of a list column: used as `from t, {{ unnest_list('t.hosts', 'host') }}` -#}
-{% macro unnest_list(list_col, alias) -%}{{ return(adapter.dispatch('unnest_list')(list_col, alias)) }}{%- endmacro %}
-{% macro duckdb__unnest_list(list_col, alias) -%}unnest({{ list_col }}) as u({{ alias }}){%- endmacro %}
-{% macro spark__unnest_list(list_col, alias) -%}lateral view explode({{ list_col }}) u as {{ alias }}{%- endmacro %}
-{% macro default__unnest_list(list_col, alias) -%}unnest({{ list_col }}) as u({{ alias }}){%- endmacro %}
+{#- one row per element of a list column, as a select-list expression (a generator on both
+    engines): `select t.*, {{ explode_list('t.hosts') }} as host from t`; a null or empty list
+    gives no row -#}
+{% macro explode_list(list_col) -%}{{ return(adapter.dispatch('explode_list')(list_col)) }}{%- endmacro %}
+{% macro duckdb__explode_list(list_col) -%}unnest({{ list_col }}){%- endmacro %}
+{% macro spark__explode_list(list_col) -%}explode({{ list_col }}){%- endmacro %}
+{% macro default__explode_list(list_col) -%}unnest({{ list_col }}){%- endmacro %}
 
 {#- the integers 0..n-1 as a relation with column n -#}
 {% macro integers(n) -%}

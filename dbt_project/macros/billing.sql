@@ -37,8 +37,8 @@
         select
             x_provider as provider,
             x_effective_cost_reporting as cost,
-            {{ charge_span_start('"ChargePeriodStart"', '"ChargePeriodEnd"') }} as cs,
-            {{ charge_span_end('"ChargePeriodStart"', '"ChargePeriodEnd"') }} as ce
+            {{ charge_span_start('ChargePeriodStart', 'ChargePeriodEnd') }} as cs,
+            {{ charge_span_end('ChargePeriodStart', 'ChargePeriodEnd') }} as ce
         from {{ ref('fct_billing') }} as billing
         where ({{ where }})
     ) as billing

@@ -15,7 +15,14 @@
     named after one of this project's models published in another schema, so the target schema
     keeps only the marts. Nothing else is touched: a name that is no model of the project, or a
     model that is published in the target schema, stays. -#}
-{% macro drop_relations_moved_out_of_target_schema() %}
+{% macro drop_relations_moved_out_of_target_schema() -%}
+    {{ return(adapter.dispatch('drop_relations_moved_out_of_target_schema')()) }}
+{%- endmacro %}
+
+{#- a Spark warehouse never had that layout (and each look-up there is a catalog query) -#}
+{% macro spark__drop_relations_moved_out_of_target_schema() -%}{%- endmacro %}
+
+{% macro default__drop_relations_moved_out_of_target_schema() %}
     {%- if execute -%}
         {%- for node in graph.nodes.values()
             if node.resource_type == 'model'

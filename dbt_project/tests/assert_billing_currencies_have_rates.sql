@@ -3,9 +3,9 @@
 {{ config(severity='warn') }}
 
 select
-    "BillingCurrency" as billing_currency,
+    BillingCurrency as billing_currency,
     count(*) as lines,
-    sum("BilledCost") as billed_cost
+    sum(BilledCost) as billed_cost
 from {{ ref('fct_billing') }}
-where "BilledCost" is not null and x_billed_cost_reporting is null
-group by "BillingCurrency"
+where BilledCost is not null and x_billed_cost_reporting is null
+group by BillingCurrency

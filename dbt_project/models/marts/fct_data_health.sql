@@ -14,7 +14,7 @@ current_run as (
         '{{ env_var("FLEETLEDGER_RUN_ID", "dbt") }}' as run_id,
         source,
         day,
-        check_name as "check",
+        check_name as {{ adapter.quote('check') }},
         severity,
         count,
         message
@@ -29,7 +29,7 @@ history as (
         run_id,
         source,
         day,
-        check_name as "check",
+        check_name as {{ adapter.quote('check') }},
         severity,
         count,
         message

@@ -25,7 +25,7 @@ unheld as (
 
     select
         day_epoch,
-        cast(null as varchar) as team,
+        cast(null as string) as team,
         host,
         'unallocated' as cause,
         sum(unallocated_seconds) / 3600.0 as gpu_hours,
@@ -35,7 +35,7 @@ unheld as (
     union all
     select
         day_epoch,
-        cast(null as varchar) as team,
+        cast(null as string) as team,
         host,
         'down' as cause,
         sum(down_seconds) / 3600.0 as gpu_hours,

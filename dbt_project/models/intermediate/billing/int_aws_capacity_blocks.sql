@@ -13,7 +13,7 @@ lines as (
 
     select
         'aws:' || x_source || ':' || x_billing_period || ':' || x_source_file || ':'
-            || cast(x_line_number as varchar) as x_line_key,
+            || cast(x_line_number as string) as x_line_key,
         currency,
         usage_type,
         resource_id,

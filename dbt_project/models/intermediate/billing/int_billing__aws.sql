@@ -25,7 +25,7 @@ final as (
 
     select
         'aws:' || x_source || ':' || x_billing_period || ':' || x_source_file || ':'
-            || cast(x_line_number as varchar) as x_line_key,
+            || cast(x_line_number as string) as x_line_key,
         'aws' as x_provider,
         x_source,
         x_source_file,
@@ -74,7 +74,7 @@ final as (
     from lines
     left join capacity_blocks
         on capacity_blocks.x_line_key = 'aws:' || lines.x_source || ':' || lines.x_billing_period
-            || ':' || lines.x_source_file || ':' || cast(lines.x_line_number as varchar)
+            || ':' || lines.x_source_file || ':' || cast(lines.x_line_number as string)
 
 )
 

@@ -15,7 +15,7 @@ final as (
 
     select
         'aws:' || x_source || ':' || x_billing_period || ':' || x_source_file || ':'
-            || cast(x_line_number as varchar) as x_line_key,
+            || cast(x_line_number as string) as x_line_key,
         split_parent_resource_id,
         coalesce(split_net_split_cost, split_cost, 0)
             + coalesce(split_net_unused_cost, split_unused_cost, 0) as split_cost,

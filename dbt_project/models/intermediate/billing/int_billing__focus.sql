@@ -12,7 +12,7 @@ lines as (
 final as (
 
     select
-        'focus:' || x_source || ':' || x_source_file || ':' || cast(x_line_number as varchar)
+        'focus:' || x_source || ':' || x_source_file || ':' || cast(x_line_number as string)
             as x_line_key,
         x_provider,
         x_source,

@@ -51,7 +51,7 @@ priced as (
 final as (
 
     select
-        'gcp:' || x_source || ':' || x_source_file || ':' || cast(x_line_number as varchar)
+        'gcp:' || x_source || ':' || x_source_file || ':' || cast(x_line_number as string)
             as x_line_key,
         'gcp' as x_provider,
         x_source,
@@ -91,7 +91,7 @@ final as (
     from priced
     left join commitments
         on commitments.x_line_key = 'gcp:' || priced.x_source || ':' || priced.x_source_file
-            || ':' || cast(priced.x_line_number as varchar)
+            || ':' || cast(priced.x_line_number as string)
 
 )
 

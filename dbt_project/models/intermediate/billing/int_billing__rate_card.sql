@@ -79,7 +79,7 @@ costed as (
 final as (
 
     select
-        'rate_card:' || host || ':' || cast(cast(hour_epoch as bigint) as varchar) as x_line_key,
+        'rate_card:' || host || ':' || cast(cast(hour_epoch as bigint) as string) as x_line_key,
         'onprem' as x_provider,
         'rate_card' as x_source,
         'fleetledger.yml#rate_cards' as x_source_file,
@@ -103,7 +103,7 @@ final as (
         'Hours' as pricing_unit,
         site as region_id,
         site as sub_account_id,
-        cast(null as varchar) as tags,
+        cast(null as string) as tags,
         currency as billing_currency,
         it_kwh as x_energy_kwh,
         energy_cost as x_energy_cost

@@ -100,7 +100,7 @@ shared_idle as (
     select
         'shared_idle' as allocation,
         idle_spend.day_epoch,
-        cast(null as varchar) as x_line_key,
+        cast(null as string) as x_line_key,
         coalesce(provider_team_shares.team, 'unshared') as team,
         idle_spend.provider,
         idle_spend.service,

@@ -14,7 +14,7 @@ with
 lines as (
 
     select
-        'gcp:' || x_source || ':' || x_source_file || ':' || cast(x_line_number as varchar)
+        'gcp:' || x_source || ':' || x_source_file || ':' || cast(x_line_number as string)
             as x_line_key,
         coalesce(billing_account_id, '') as billing_account_id,
         currency,

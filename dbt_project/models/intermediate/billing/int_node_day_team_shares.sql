@@ -25,7 +25,7 @@ unassigned_costs as (
     select
         day_epoch,
         host,
-        cast(null as varchar) as team,
+        cast(null as string) as team,
         sum((unallocated_seconds + down_seconds) * cost_per_second) as amount
     from {{ ref('int_gpu_hour_states') }}
     group by day_epoch, host

@@ -52,9 +52,9 @@ unassigned_costs as (
     select
         day_epoch,
         host,
-        cast(null as varchar) as team,
-        cast(null as varchar) as kind,
-        cast(null as varchar) as user_name,
+        cast(null as string) as team,
+        cast(null as string) as kind,
+        cast(null as string) as user_name,
         sum((unallocated_seconds + down_seconds) * cost_per_second) as amount
     from {{ ref('int_gpu_hour_states') }}
     group by day_epoch, host
@@ -123,10 +123,10 @@ other_spend as (
         line_teams.team,
         line_days.provider,
         line_days.service,
-        cast(null as varchar) as instance_type,
-        cast(null as varchar) as site,
-        cast(null as varchar) as kind,
-        cast(null as varchar) as user_name,
+        cast(null as string) as instance_type,
+        cast(null as string) as site,
+        cast(null as string) as kind,
+        cast(null as string) as user_name,
         line_days.cost * line_days.fraction as cost,
         line_days.billed_cost * line_days.fraction as billed_cost,
         0.0 as gpu_node_cost,
@@ -170,7 +170,7 @@ shared_idle as (
     select
         'shared_idle' as allocation,
         idle_spend.day_epoch,
-        cast(null as varchar) as x_line_key,
+        cast(null as string) as x_line_key,
         coalesce(provider_key_shares.team, 'unshared') as team,
         idle_spend.provider,
         idle_spend.service,

@@ -37,7 +37,7 @@ telemetry_gaps as (
         'telemetry_gap:' || gaps.host as check_name,
         'warning' as severity,
         cast(round(gaps.gpu_hours * 3600) as bigint) as count,
-        gaps.host || ': ' || cast(round(gaps.gpu_hours, 2) as varchar)
+        gaps.host || ': ' || cast(round(gaps.gpu_hours, 2) as string)
             || ' GPU-hours no sample covers, no run holds and no failure signal explains'
             || ' (counted unallocated and unobserved, not downtime); check the exporter or scrape'
             as message
@@ -61,7 +61,7 @@ hosts_outside as (
         'host_not_in_inventory:' || reported_host as check_name,
         'warning' as severity,
         sum(samples) as count,
-        'DCGM host ' || reported_host || ' (' || cast(sum(samples) as varchar)
+        'DCGM host ' || reported_host || ' (' || cast(sum(samples) as string)
             || ' samples) is not in the inventory: its samples are in no mart; add it to'
             || ' `inventory:` (host, provider, site, gpus), or set the source''s `node_label`'
             || ' option if it is an exporter pod' as message
@@ -95,8 +95,8 @@ unmatched_lines as (
         'bill_lines_without_node:' || x_provider as check_name,
         'info' as severity,
         count(*) as count,
-        cast(count(*) as varchar) || ' ' || x_provider || ' bill lines ('
-            || cast(round(sum(x_effective_cost_reporting), 2) as varchar)
+        cast(count(*) as string) || ' ' || x_provider || ' bill lines ('
+            || cast(round(sum(x_effective_cost_reporting), 2) as string)
             || ' in the reporting currency) match no inventory node: spend by tag, account or'
             || ' `unattributed`, never GPU-hours' as message
     from {{ ref('int_billing_lines') }}
@@ -122,7 +122,7 @@ gcp_cud_lines as (
     from {{ ref('stg_gcp_billing__lines') }} as lines
     left join {{ ref('int_gcp_commitments') }} as commitments
         on commitments.x_line_key = 'gcp:' || lines.x_source || ':' || lines.x_source_file
-            || ':' || cast(lines.x_line_number as varchar)
+            || ':' || cast(lines.x_line_number as string)
     where
         lines.credits_cud_amount < 0
         and coalesce(lines.cost_type, 'regular') = 'regular'
@@ -138,10 +138,10 @@ cud_without_fee as (
         'cud_without_commitment_fee:' || billing_account_id || ':' || project_id as check_name,
         'warning' as severity,
         count(*) as count,
-        cast(count(*) as varchar) || ' GCP usage lines of billing account ' || billing_account_id
-            || ', project ' || project_id || ' from ' || cast(min(usage_start) as varchar)
-            || ' to ' || cast(max(usage_end) as varchar) || ' (UTC) carry committed use discount'
-            || ' credits of ' || cast(round(sum(credits_cud_amount), 2) as varchar) || ' '
+        cast(count(*) as string) || ' GCP usage lines of billing account ' || billing_account_id
+            || ', project ' || project_id || ' from ' || cast(min(usage_start) as string)
+            || ' to ' || cast(max(usage_end) as string) || ' (UTC) carry committed use discount'
+            || ' credits of ' || cast(round(sum(credits_cud_amount), 2) as string) || ' '
             || currency || ' that no commitment fee row in the landed bills covers: that usage'
             || ' nets to about 0, so its nodes and runs cost nothing; land the export that'
             || ' holds the commitment fees (SKU "Commitment v1: ...", no resource)' as message
@@ -173,7 +173,7 @@ marts_missing as (
         'mart_not_computed:fct_gpu_hours' as check_name,
         'warning' as severity,
         dcgm_hosts.hosts as count,
-        'fct_gpu_hours: no inventory host matches the ' || cast(dcgm_hosts.hosts as varchar)
+        'fct_gpu_hours: no inventory host matches the ' || cast(dcgm_hosts.hosts as string)
             || ' DCGM hosts seen: ' || dcgm_hosts.names as message
     from dcgm_hosts
     cross join gpu_rows
@@ -276,7 +276,7 @@ off_host_labels as (
         'hpc_job_label_off_hosts:' || label_runs.host as check_name,
         'warning' as severity,
         count(*) as count,
-        cast(count(*) as varchar) || ' DCGM samples of ' || label_runs.host
+        cast(count(*) as string) || ' DCGM samples of ' || label_runs.host
             || ' carry hpc_job labels (e.g. ' || min(label_runs.hpc_job)
             || ') naming Slurm jobs that ran then on other hosts only: they map no run (a job'
             || ' id is matched on its own hosts, as ids repeat across clusters); check that the'

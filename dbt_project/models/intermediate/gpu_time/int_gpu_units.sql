@@ -127,7 +127,7 @@ whole as (
         gpus.gpu_uuid,
         '' as mig_instance,
         hours.hour_epoch,
-        cast(null as varchar) as mig_profile,
+        cast(null as string) as mig_profile,
         1.0 - coalesce(used.used_fraction, 0) as unit_fraction
     from gpus
     cross join hours

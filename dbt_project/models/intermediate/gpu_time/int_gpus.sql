@@ -39,7 +39,7 @@ slots as (
 final as (
 
     select
-        coalesce(seen.gpu_uuid, slots.host || ':gpu' || cast(slots.gpu_index as varchar)) as gpu_uuid,
+        coalesce(seen.gpu_uuid, slots.host || ':gpu' || cast(slots.gpu_index as string)) as gpu_uuid,
         slots.*,
         seen.gpu_uuid is not null as reported
     from slots

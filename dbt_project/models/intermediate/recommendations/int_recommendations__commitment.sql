@@ -89,8 +89,8 @@ final as (
     select
         'commitment' as kind,
         per_provider.provider as subject,
-        cast(null as varchar) as team,
-        cast(null as varchar) as owner,
+        cast(null as string) as team,
+        cast(null as string) as owner,
         baseline.days_observed,
         per_provider.p95_utilization,
         per_provider.p95_memory_gb,
@@ -100,12 +100,12 @@ final as (
             * per_provider.cost_per_gpu_hour * rates.discount_rate as window_savings,
         baseline.lowest_day_gpu_hours * {{ var('recommendation_hours_per_month') }} / 24.0
             * per_provider.cost_per_gpu_hour * rates.discount_rate as monthly_savings,
-        'commit to ' || cast(round(baseline.steady_gpus, 2) as varchar)
-            || ' GPUs at a ' || cast(round(rates.discount_rate * 100, 1) as varchar)
+        'commit to ' || cast(round(baseline.steady_gpus, 2) as string)
+            || ' GPUs at a ' || cast(round(rates.discount_rate * 100, 1) as string)
             || ' % discount' as action,
-        'lowest day ' || cast(round(baseline.lowest_day_gpu_hours, 1) as varchar)
-            || ' on-demand GPU-hours of ' || cast(baseline.days_observed as varchar)
-            || ' days; ' || cast(round(per_provider.cost_per_gpu_hour, 4) as varchar)
+        'lowest day ' || cast(round(baseline.lowest_day_gpu_hours, 1) as string)
+            || ' on-demand GPU-hours of ' || cast(baseline.days_observed as string)
+            || ' days; ' || cast(round(per_provider.cost_per_gpu_hour, 4) as string)
             || ' per GPU-hour' as evidence
     from per_provider
     inner join baseline

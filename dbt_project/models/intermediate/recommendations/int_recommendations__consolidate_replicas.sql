@@ -88,7 +88,7 @@ final as (
         'consolidate_replicas' as kind,
         sized.model_name as subject,
         sized.team,
-        cast(null as varchar) as owner,
+        cast(null as string) as owner,
         sized.days_observed,
         sized.p95_utilization,
         sized.p95_memory_gb,
@@ -98,13 +98,13 @@ final as (
             as window_savings,
         (sized.held_gpus - sized.needed_gpus) * sized.cost_per_gpu_hour
             * {{ var('recommendation_hours_per_month') }} as monthly_savings,
-        'serve on ' || cast(cast(sized.needed_gpus as integer) as varchar) || ' GPUs instead of '
-            || cast(cast(sized.held_gpus as integer) as varchar) as action,
-        cast(sized.replicas as varchar) || ' replicas; p95 '
-            || cast(round(sized.p95_tokens_per_second, 1) as varchar) || ' tokens/s, best '
-            || cast(round(sized.peak_tokens_per_gpu_second, 1) as varchar)
+        'serve on ' || cast(cast(sized.needed_gpus as integer) as string) || ' GPUs instead of '
+            || cast(cast(sized.held_gpus as integer) as string) as action,
+        cast(sized.replicas as string) || ' replicas; p95 '
+            || cast(round(sized.p95_tokens_per_second, 1) as string) || ' tokens/s, best '
+            || cast(round(sized.peak_tokens_per_gpu_second, 1) as string)
             || ' tokens/s per GPU; worst TTFT p95 '
-            || cast(round(sized.worst_ttft_p95_s, 3) as varchar) || ' s' as evidence
+            || cast(round(sized.worst_ttft_p95_s, 3) as string) || ' s' as evidence
     from sized
     cross join window_hours
     where sized.replicas >= 2

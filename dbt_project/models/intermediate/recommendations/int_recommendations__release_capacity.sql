@@ -58,8 +58,8 @@ final as (
     select
         'release_capacity' as kind,
         per_pool.pool as subject,
-        cast(null as varchar) as team,
-        cast(null as varchar) as owner,
+        cast(null as string) as team,
+        cast(null as string) as owner,
         per_pool.days_observed,
         per_pool.p95_utilization,
         per_pool.p95_memory_gb,
@@ -69,10 +69,10 @@ final as (
         per_pool.window_savings * {{ var('recommendation_hours_per_month') }}
             / window_hours.hours as monthly_savings,
         'release ' || cast(round(per_pool.unallocated_gpu_hours / window_hours.hours, 2)
-            as varchar) || ' GPUs of unallocated capacity on average' as action,
-        cast(round(per_pool.unallocated_gpu_hours, 1) as varchar) || ' of '
-            || cast(per_pool.gpu_hours as varchar) || ' GPU-hours unallocated on '
-            || cast(per_pool.nodes as varchar) || ' nodes' as evidence
+            as string) || ' GPUs of unallocated capacity on average' as action,
+        cast(round(per_pool.unallocated_gpu_hours, 1) as string) || ' of '
+            || cast(per_pool.gpu_hours as string) || ' GPU-hours unallocated on '
+            || cast(per_pool.nodes as string) || ' nodes' as evidence
     from per_pool
     cross join window_hours
     where per_pool.unallocated_gpu_hours

@@ -82,9 +82,9 @@ final as (
         per_run.window_savings * {{ var('recommendation_hours_per_month') }}
             / window_hours.hours as monthly_savings,
         'release the GPUs while idle (' || cast(round(per_run.allocated_idle_gpu_hours, 1)
-            as varchar) || ' allocated-idle GPU-hours)' as action,
-        'idle on ' || cast(idle_days.idle_days as varchar) || ' of '
-            || cast(idle_days.days_observed as varchar) || ' days observed' as evidence
+            as string) || ' allocated-idle GPU-hours)' as action,
+        'idle on ' || cast(idle_days.idle_days as string) || ' of '
+            || cast(idle_days.days_observed as string) || ' days observed' as evidence
     from per_run
     inner join idle_days
         on idle_days.run_id = per_run.run_id

@@ -108,11 +108,11 @@ final as (
         fitted.window_cost * ({{ var('mig_total_slices') }} - fitted.slices)
             / {{ var('mig_total_slices') }} * {{ var('recommendation_hours_per_month') }}
             / window_hours.hours as monthly_savings,
-        'move to MIG ' || fitted.profile || ' (' || cast(fitted.slices as varchar) || '/'
-            || cast({{ var('mig_total_slices') }} as varchar) || ' of a ' || fitted.gpu_model
+        'move to MIG ' || fitted.profile || ' (' || cast(fitted.slices as string) || '/'
+            || cast({{ var('mig_total_slices') }} as string) || ' of a ' || fitted.gpu_model
             || ')' as action,
-        'p95 memory ' || cast(round(fitted.p95_memory_gb, 2) as varchar) || ' GB, p95 '
-            || 'utilisation ' || cast(round(fitted.p95_utilization, 3) as varchar)
+        'p95 memory ' || cast(round(fitted.p95_memory_gb, 2) as string) || ' GB, p95 '
+            || 'utilisation ' || cast(round(fitted.p95_utilization, 3) as string)
             || ' on whole GPUs' as evidence
     from fitted
     inner join runs

@@ -75,7 +75,7 @@ from_ksm as (
         ksm.reason,
         ksm.owner_kind,
         ksm.owner_name,
-        cast(null as varchar) as owner_uid,
+        cast(null as string) as owner_uid,
         ksm.sampled_at as snapshot_at
     from ksm
     where

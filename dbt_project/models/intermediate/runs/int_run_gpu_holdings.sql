@@ -78,6 +78,16 @@ run_windows as (
 
 ),
 
+-- one row per run and host of its window
+run_window_hosts as (
+
+    select
+        run_windows.*,
+        {{ explode_list('run_windows.hosts') }} as run_host
+    from run_windows
+
+),
+
 slurm_evidence as (
 
     select distinct
@@ -126,10 +136,9 @@ indexed as (
         run_windows.run_id,
         gpus.gpu_uuid,
         '' as mig_instance
-    from run_windows
-    cross join {{ unnest_list('run_windows.hosts', 'host') }}
+    from run_window_hosts as run_windows
     inner join gpus
-        on gpus.host = u.host
+        on gpus.host = run_windows.run_host
         and {{ list_has('run_windows.gpu_indices', 'gpus.gpu_index') }}
     where
         run_windows.scheduler = 'slurm'
@@ -147,7 +156,7 @@ labelled as (
         'exact' as mapping,
         'label' as evidence,
         cast(null as double) as node_gpus,
-        cast(null as varchar) as pool,
+        cast(null as string) as pool,
         cast(null as bigint) as pool_units
     from evidence
     union all
@@ -159,7 +168,7 @@ labelled as (
         'exact' as mapping,
         'index' as evidence,
         cast(null as double) as node_gpus,
-        cast(null as varchar) as pool,
+        cast(null as string) as pool,
         cast(null as bigint) as pool_units
     from indexed
 
@@ -177,9 +186,8 @@ unmapped as (
             / nullif(
                 cast({{ regex_extract('run_windows.mig_profile', "'^([0-9]+)g'") }} as double), 0
             ) as node_instances,
-        u.host
-    from run_windows
-    cross join {{ unnest_list('run_windows.hosts', 'host') }}
+        run_windows.run_host as host
+    from run_window_hosts as run_windows
     where
         run_windows.run_id not in (select run_id from evidence)
         and run_windows.run_id not in (select run_id from indexed)

@@ -25,7 +25,7 @@ unioned as (
 runs as (
 
     select
-        scheduler || ':' || cluster || ':' || job_id || ':' || cast(attempt as varchar) as run_id,
+        scheduler || ':' || cluster || ':' || job_id || ':' || cast(attempt as string) as run_id,
         unioned.*,
         -- whole GPUs plus MIG instances at their compute slices / 7
         unioned.gpus + unioned.mig_slices / 7.0 as gpu_equivalents

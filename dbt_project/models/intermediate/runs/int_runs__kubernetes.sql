@@ -251,7 +251,7 @@ final as (
         end as ended_at,
         provisional.gpus,
         provisional.mig_slices,
-        cast(null as varchar) as mig_profile,
+        cast(null as string) as mig_profile,
         1 as node_count,
         {{ make_list('provisional.host') }} as hosts,
         {{ null_int_list() }} as gpu_indices

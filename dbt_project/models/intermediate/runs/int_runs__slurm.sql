@@ -104,9 +104,8 @@ pending_tasks as (
     -- an array range: one pending run per task it lists
     select
         latest_pending.*,
-        u.task_id
+        {{ explode_list('latest_pending.array_task_ids') }} as task_id
     from latest_pending
-    cross join {{ unnest_list('latest_pending.array_task_ids', 'task_id') }}
     where latest_pending.array_task_ids is not null
 
 ),
@@ -142,7 +141,7 @@ runs as (
     union all
     select
         cluster,
-        array_job_id || '_' || cast(task_id as varchar) as job_id,
+        array_job_id || '_' || cast(task_id as string) as job_id,
         job_id_raw, user_name, account, partition, job_name, state, exit_code,
         submitted_at, eligible_at, started_at, ended_at, gpus, mig_slices, mig_profile, node_count, hosts, gpu_indices
     from still_pending_tasks
@@ -162,14 +161,14 @@ final as (
         ) as integer) as attempt,
         user_name,
         account,
-        cast(null as varchar) as k8s_namespace,
-        cast(null as varchar) as pod_name,
-        cast(null as varchar) as labels,
+        cast(null as string) as k8s_namespace,
+        cast(null as string) as pod_name,
+        cast(null as string) as labels,
         partition as queue,
         job_name,
         state,
         exit_code,
-        cast(null as varchar) as reason,
+        cast(null as string) as reason,
         submitted_at,
         coalesce(eligible_at, submitted_at) as eligible_at,
         started_at,

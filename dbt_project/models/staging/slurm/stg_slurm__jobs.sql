@@ -27,7 +27,7 @@ renamed as (
         submit as submitted_at,
         eligible as eligible_at,
         start as started_at,
-        "end" as ended_at,
+        {{ adapter.quote('end') }} as ended_at,
         cast(elapsed_seconds as bigint) as elapsed_seconds,
         cast(exit_code as integer) as exit_code,
         state,

@@ -1,0 +1,187 @@
+"""The same dbt project on Spark (docs/scaling.md): one small generated fleet run through the whole
+pipeline twice, once per engine (config `warehouse.engine`), then every dbt data test and unit
+test checked on Spark and every mart compared with the DuckDB build's, mart by mart, within a
+float tolerance (Spark and DuckDB add doubles in different orders, and Spark keeps exact
+decimals where DuckDB computes doubles).
+
+The fleet: the generator's MIG shape (2 AWS, 1 GKE + a MIG/time-sliced GKE node, 2 on-prem + an
+on-prem MIG node), 2 days, a DCGM scrape every 300 s: every model has rows on both engines."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+import yaml
+
+from fleetledger.config import load_config
+from fleetledger.generator import generate
+from fleetledger.pipeline import run_pipeline
+
+pytestmark = [pytest.mark.spark, pytest.mark.warehouse]
+
+REPO = Path(__file__).resolve().parents[2]
+PROJECT = REPO / "dbt_project"
+START = date(2026, 10, 2)
+FLEET = {
+    "days": 2,
+    "seed": 2,
+    "aws_nodes": 2,
+    "gcp_nodes": 1,
+    "onprem_nodes": 2,
+    "mig": True,
+    "mig_gres": True,
+}
+#: relative tolerance of a number (doubles summed in another order, decimals vs doubles)
+REL_TOL = 1e-9
+#: columns that differ between two runs by design (the run that built the row)
+RUN_COLUMNS = {"run_id", "run_at"}
+MARTS = sorted(p.stem for p in (PROJECT / "models" / "marts").glob("*.sql"))
+
+
+@pytest.fixture(scope="module")
+def homes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The fleet's home after a DuckDB pipeline run and a copy after a Spark one."""
+    duck = tmp_path_factory.mktemp("duckdb_home")
+    generate(duck, start=START, scrape_interval_s=300, **FLEET)
+    spark = tmp_path_factory.mktemp("spark_home")
+    shutil.copytree(duck, spark, dirs_exist_ok=True)
+    with (spark / "fleetledger.yml").open("a") as fh:
+        fh.write("\nwarehouse:\n  engine: spark\n")
+    end = START + timedelta(days=FLEET["days"] - 1)
+    run_pipeline(duck, START, end)
+    run_pipeline(spark, START, end)
+    return {"duckdb": duck, "spark": spark}
+
+
+def _last_build(home: Path) -> dict:
+    runs = [p for p in (home / "build" / "dbt").iterdir() if (p / "run_results.json").is_file()]
+    newest = max(runs, key=lambda p: p.stat().st_mtime)
+    return {
+        "results": json.loads((newest / "run_results.json").read_text())["results"],
+        "manifest": json.loads((newest / "manifest.json").read_text()),
+    }
+
+
+def test_the_spark_build_ran_every_model_and_data_test(homes: dict[str, Path]) -> None:
+    spark = homes["spark"]
+    assert load_config(spark / "fleetledger.yml").warehouse.engine == "spark"
+    build = _last_build(spark)
+    nodes = build["manifest"]["nodes"]
+    assert build["manifest"]["metadata"]["adapter_type"] == "spark"
+    models = {k for k, n in nodes.items() if n["resource_type"] == "model"}
+    tests = {k for k, n in nodes.items() if n["resource_type"] == "test"}
+    status = {r["unique_id"]: r["status"] for r in build["results"]}
+    assert {k: status.get(k) for k in models if status.get(k) != "success"} == {}
+    # a data test passes, or warns where its severity is warn (as on DuckDB)
+    assert {k: status.get(k) for k in tests if status.get(k) not in ("pass", "warn")} == {}
+    # every model of the project, and its data tests (each model has at least its grain test)
+    assert len(models) == len(list(PROJECT.glob("models/**/*.sql")))
+    assert len(tests) > len(models)
+    # the marts are Parquet tables of the Spark warehouse, exported to DuckDB for the app
+    marts_dir = spark / "build" / "spark" / "warehouse" / "main.db"
+    assert sorted(p.name for p in marts_dir.iterdir() if p.is_dir()) == MARTS
+
+
+def test_every_unit_test_passes_on_spark(homes: dict[str, Path]) -> None:
+    spark = homes["spark"]
+    cfg = load_config(spark / "fleetledger.yml")
+    env = {**os.environ, "FLEETLEDGER_HOME": str(spark), **cfg.warehouse.dbt_env(spark)}
+    target = spark / "dbt_unit"
+    dbt = str(Path(sys.executable).parent / "dbt")
+    args = [dbt, "test", "--resource-type", "unit_test", "--target", "spark"]
+    args += ["--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)]
+    args += ["--target-path", str(target), "--log-path", str(spark / "dbt_unit_logs")]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=1800)
+    results = json.loads((target / "run_results.json").read_text())["results"]
+    unit = {r["unique_id"]: r["status"] for r in results if r["unique_id"].startswith("unit_test")}
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert set(unit) == set(manifest["unit_tests"]), done.stdout[-3000:]
+    assert {k: s for k, s in unit.items() if s != "pass"} == {}, done.stdout[-3000:]
+    assert len(unit) == sum(
+        len(yaml.safe_load(p.read_text()).get("unit_tests") or [])
+        for p in PROJECT.glob("models/**/*.yml")
+    )
+
+
+def _read_mart(con: duckdb.DuckDBPyConnection, name: str, home: Path) -> pl.DataFrame:
+    """A mart with its numbers as doubles, times in UTC, nested values as text, the home's path
+    as `<home>`, sorted by every column (numbers last)."""
+    columns = con.execute(
+        "select column_name, data_type from information_schema.columns "
+        "where table_schema = 'main' and table_name = ? order by ordinal_position",
+        [name],
+    ).fetchall()
+    select = []
+    for col, dtype in columns:
+        if col in RUN_COLUMNS:
+            continue
+        if any(k in dtype for k in ("[]", "STRUCT", "MAP")):
+            select.append(f'cast("{col}" as varchar) as "{col}"')
+        elif any(k in dtype for k in ("INT", "DECIMAL", "DOUBLE", "FLOAT", "REAL")):
+            select.append(f'cast("{col}" as double) as "{col}"')
+        elif dtype.startswith("TIMESTAMP"):
+            select.append(f'cast("{col}" as timestamptz) as "{col}"')
+        else:
+            select.append(f'"{col}"')
+    frame = pl.from_arrow(
+        con.sql(f'select {", ".join(select)} from main."{name}"').to_arrow_table()
+    )
+    assert isinstance(frame, pl.DataFrame)
+    frame = frame.with_columns(pl.col(pl.String).str.replace_all(str(home), "<home>", literal=True))
+    numbers = [c for c, t in frame.schema.items() if t.is_float()]
+    return frame.sort([c for c in frame.columns if c not in numbers] + numbers, nulls_last=True)
+
+
+def _differences(name: str, x: pl.DataFrame, y: pl.DataFrame) -> list[str]:
+    if x.columns != y.columns:
+        return [f"{name}: columns {x.columns} != {y.columns}"]
+    if x.height != y.height:
+        return [f"{name}: {x.height} rows on DuckDB, {y.height} on Spark"]
+    problems = []
+    for col in x.columns:
+        a, b = x[col], y[col]
+        if a.dtype.is_float() and b.dtype.is_float():
+            if not a.is_null().equals(b.is_null()):
+                problems.append(f"{name}.{col}: nulls differ")
+                continue
+            pair = pl.DataFrame({"a": a, "b": b})
+            rel = pair.select(
+                (
+                    (pl.col("a") - pl.col("b")).abs() / pl.max_horizontal(pl.col("a").abs(), 1.0)
+                ).max()
+            ).item()
+            if (rel or 0.0) > REL_TOL:
+                problems.append(f"{name}.{col}: differs by {rel:.3g} (relative)")
+        elif a.dtype != b.dtype:
+            problems.append(f"{name}.{col}: {a.dtype} on DuckDB, {b.dtype} on Spark")
+        elif not a.equals(b):
+            first = next(i for i in range(len(a)) if a[i] != b[i])
+            problems.append(f"{name}.{col}: row {first}: {a[first]!r} != {b[first]!r}")
+    return problems
+
+
+def test_every_mart_matches_the_duckdb_build(homes: dict[str, Path]) -> None:
+    duck = duckdb.connect(str(homes["duckdb"] / "warehouse.duckdb"), read_only=True)
+    spark = duckdb.connect(str(homes["spark"] / "warehouse.duckdb"), read_only=True)
+    try:
+        problems, rows = [], {}
+        for mart in MARTS:
+            x = _read_mart(duck, mart, homes["duckdb"])
+            y = _read_mart(spark, mart, homes["spark"])
+            rows[mart] = x.height
+            problems += _differences(mart, x, y)
+    finally:
+        duck.close()
+        spark.close()
+    assert problems == []
+    # the comparison compared something: the fleet's GPU-hours, runs and bills are there
+    assert min(rows["fct_gpu_hours"], rows["fct_runs"], rows["fct_billing"]) > 0, rows
