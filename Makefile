@@ -36,9 +36,9 @@ system-deps:
 test: sync-dev system-deps
 	$(VENV)/bin/pytest -n auto
 
-# dbt-spark and pyspark beside the locked dev environment (.ci/spark-requirements.txt)
-sync-spark: sync-dev
-	$(UV) pip install --python $(VENV)/bin/python --quiet -r .ci/spark-requirements.txt
+# dbt-spark and pyspark: the locked dev environment plus the optional extra `spark`
+sync-spark: uv
+	$(UV) sync --frozen --extra dev --extra spark --compile-bytecode
 
 # the warehouse built on Spark (a local PySpark session; Java 17 from system-deps) and compared
 # with the DuckDB build, mart by mart: tests/spark/ (not part of `make test`)
