@@ -25,6 +25,7 @@ DEFERRED = {
     ("fleetledger.cli", "fleetledger.publish"): "cli start-up (duckdb)",
     # the pipeline module is imported by the CLI; Dagster loads when a run starts
     ("fleetledger.pipeline", "orchestration.build"): "Dagster on demand",
+    ("fleetledger.pipeline", "orchestration.dbt"): "Dagster on demand",
     ("fleetledger.pipeline", "orchestration.config_assets"): "Dagster on demand",
     ("fleetledger.pipeline", "orchestration.ingest_assets"): "Dagster on demand",
     ("fleetledger.pipeline", "orchestration.partitions"): "Dagster on demand",

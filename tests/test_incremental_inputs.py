@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from datetime import date
 from pathlib import Path
 
 import duckdb
 import pytest
+from rich.console import Console
 
+from fleetledger import cli
 from fleetledger.cli import _print_run_summary
 from fleetledger.config import Config
 from fleetledger.incremental import (
@@ -77,7 +80,7 @@ def test_first_build_and_requested_refresh(tmp_path: Path) -> None:
 
 
 def test_a_team_rule_change_forces_a_full_refresh_named_in_the_summary(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _built(tmp_path, _config())
     # the team `research` now also matches the Slurm account `ml`: only `teams` changed
@@ -100,6 +103,8 @@ def test_a_team_rule_change_forces_a_full_refresh_named_in_the_summary(
         duration_s=1.0,
         full_refresh=reason,
     )
+    # an earlier CLI test in this worker bound the CLI's console to its own, closed, stdout
+    monkeypatch.setattr(cli, "out", Console(file=sys.stdout, width=120))
     _print_run_summary(result)
     assert "full refresh: config key `teams` changed" in capsys.readouterr().out
 
