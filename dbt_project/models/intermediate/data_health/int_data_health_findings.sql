@@ -13,7 +13,7 @@ gaps as (
     select
         states.host,
         states.day_epoch,
-        sum(states.telemetry_gap_seconds) / 3600.0 as gpu_hours
+        sum(states.telemetry_gap_seconds) / 3600 as gpu_hours
     from {{ ref('int_gpu_hour_states') }} as states
     group by states.host, states.day_epoch
     -- at least five GPU-minutes: a scrape offset at the window start is no finding
