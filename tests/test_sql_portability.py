@@ -45,6 +45,11 @@ RULES: tuple[tuple[str, str], ...] = (
     (r"\bpivot\b|\bunpivot\b|\basof\b|\bpositional\b", "DuckDB-only join / pivot syntax"),
     (r'"[A-Za-z_][A-Za-z0-9_]*"', 'a "quoted" identifier is a string in Spark (adapter.quote)'),
     (r"\blateral\s+view\b|\bexplode\s*\(", "Spark-only generator (macro explode_list)"),
+    (
+        r"/\s*\d+\.\d+|\*\s*1\.0\b",
+        "division by a decimal literal: Spark divides integers and decimals by it as decimals "
+        "rounded to 6 places, DuckDB in doubles (divide by an integer, or cast(x as double))",
+    ),
 )
 
 _DISPATCHED_IMPL = re.compile(
@@ -126,6 +131,12 @@ def test_the_rules_catch_duckdb_sql() -> None:
         {% for i in range(3) %}{% endfor %}
     """
     assert findings(quiet) == []
+    # a division by a decimal literal is Spark's decimal division (6 places): by an integer, both
+    # engines divide in doubles
+    assert [
+        why.split(":")[0] for _l, _t, why in findings("select held_s / 3600.0, x * 1.0 / n")
+    ] == ["division by a decimal literal"] * 2
+    assert findings("select held_s / 3600, cast(n as double) / 7, 1.0 - x, x * 1.05") == []
 
 
 def test_dispatched_duckdb_implementations_are_exempt() -> None:

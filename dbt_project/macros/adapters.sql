@@ -2,7 +2,9 @@
     `default__` versions are ANSI/Postgres-style and spark__ versions cover Spark SQL. -#}
 
 {% macro to_epoch(ts) -%}{{ return(adapter.dispatch('to_epoch')(ts)) }}{%- endmacro %}
-{% macro duckdb__to_epoch(ts) -%}epoch({{ ts }}){%- endmacro %}
+{#- microseconds / 1e6 on both engines: DuckDB's epoch() of a timestamptz is off by one ulp for
+    about a quarter of sub-second times, so a difference of two of them was not Spark's -#}
+{% macro duckdb__to_epoch(ts) -%}(epoch_us({{ ts }}) / 1e6){%- endmacro %}
 {% macro spark__to_epoch(ts) -%}(unix_micros(cast({{ ts }} as timestamp)) / 1e6){%- endmacro %}
 {% macro default__to_epoch(ts) -%}extract(epoch from {{ ts }}){%- endmacro %}
 
@@ -75,3 +77,10 @@
 {% macro duckdb__string_agg_sorted(expr) -%}string_agg(distinct {{ expr }}, ', ' order by {{ expr }}){%- endmacro %}
 {% macro spark__string_agg_sorted(expr) -%}array_join(array_sort(collect_set({{ expr }})), ', '){%- endmacro %}
 {% macro default__string_agg_sorted(expr) -%}string_agg(distinct {{ expr }}, ', ' order by {{ expr }}){%- endmacro %}
+
+{#- a UTC timestamp as text, 'YYYY-MM-DD HH:MM:SS' on every engine (a cast to string adds
+    DuckDB's '+00' offset, Spark's none): for messages -#}
+{% macro timestamp_text(ts) -%}{{ return(adapter.dispatch('timestamp_text')(ts)) }}{%- endmacro %}
+{% macro duckdb__timestamp_text(ts) -%}strftime({{ ts }}, '%Y-%m-%d %H:%M:%S'){%- endmacro %}
+{% macro spark__timestamp_text(ts) -%}date_format({{ ts }}, 'yyyy-MM-dd HH:mm:ss'){%- endmacro %}
+{% macro default__timestamp_text(ts) -%}to_char({{ ts }}, 'YYYY-MM-DD HH24:MI:SS'){%- endmacro %}

@@ -28,7 +28,7 @@ unheld as (
         cast(null as string) as team,
         host,
         'unallocated' as cause,
-        sum(unallocated_seconds) / 3600.0 as gpu_hours,
+        sum(unallocated_seconds) / 3600 as gpu_hours,
         sum(unallocated_seconds * cost_per_second) as cost
     from states
     group by day_epoch, host
@@ -38,7 +38,7 @@ unheld as (
         cast(null as string) as team,
         host,
         'down' as cause,
-        sum(down_seconds) / 3600.0 as gpu_hours,
+        sum(down_seconds) / 3600 as gpu_hours,
         sum(down_seconds * cost_per_second) as cost
     from states
     group by day_epoch, host
@@ -52,7 +52,7 @@ held as (
         runs.team,
         run_hours.host,
         'allocated_idle' as cause,
-        sum(run_hours.allocated_idle_seconds) / 3600.0 as gpu_hours,
+        sum(run_hours.allocated_idle_seconds) / 3600 as gpu_hours,
         sum(run_hours.allocated_idle_cost) as cost
     from run_hours
     inner join runs

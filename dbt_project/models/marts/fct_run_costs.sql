@@ -39,14 +39,14 @@ per_run as (
 
     select
         run_id,
-        sum(busy_seconds) / 3600.0 as busy_gpu_hours,
-        sum(allocated_idle_seconds) / 3600.0 as allocated_idle_gpu_hours,
-        sum(down_seconds) / 3600.0 as down_gpu_hours,
-        sum(unobserved_seconds) / 3600.0 as unobserved_gpu_hours,
+        sum(busy_seconds) / 3600 as busy_gpu_hours,
+        sum(allocated_idle_seconds) / 3600 as allocated_idle_gpu_hours,
+        sum(down_seconds) / 3600 as down_gpu_hours,
+        sum(unobserved_seconds) / 3600 as unobserved_gpu_hours,
         sum(cost) as cost,
         sum(list_cost) as list_cost,
         sum(allocated_idle_cost) as allocated_idle_cost,
-        sum(energy_wh) / 1000.0 as energy_kwh,
+        sum(energy_wh) / 1000 as energy_kwh,
         sum(energy_cost) as energy_cost,
         max(case when mapping = 'estimated' then 1 else 0 end) as any_estimated
     from run_hours

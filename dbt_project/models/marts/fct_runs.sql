@@ -57,7 +57,7 @@ final as (
             else runs.gpu_equivalents * (
                 coalesce({{ to_epoch('runs.ended_at') }}, window_bounds.t_end)
                 - {{ to_epoch('runs.started_at') }}
-            ) / 3600.0
+            ) / 3600
         end as gpu_hours,
         runs.hosts,
         runs.exit_code,

@@ -12,7 +12,7 @@ allocated as (
         day_epoch,
         team,
         count(distinct run_id) as runs,
-        sum(allocated_gpu_seconds) / 3600.0 as allocated_gpu_hours
+        sum(allocated_gpu_seconds) / 3600 as allocated_gpu_hours
     from {{ ref('int_run_allocated_days') }}
     group by day_epoch, team
 
@@ -23,10 +23,10 @@ held as (
     select
         run_hours.day_epoch,
         run_teams.team,
-        sum(run_hours.busy_seconds) / 3600.0 as busy_gpu_hours,
-        sum(run_hours.allocated_idle_seconds) / 3600.0 as allocated_idle_gpu_hours,
+        sum(run_hours.busy_seconds) / 3600 as busy_gpu_hours,
+        sum(run_hours.allocated_idle_seconds) / 3600 as allocated_idle_gpu_hours,
         sum(run_hours.cost) as cost,
-        sum(run_hours.energy_wh) / 1000.0 as energy_kwh,
+        sum(run_hours.energy_wh) / 1000 as energy_kwh,
         sum(run_hours.energy_cost) as energy_cost
     from {{ ref('int_run_gpu_hour_costs') }} as run_hours
     inner join {{ ref('fct_runs') }} as run_teams

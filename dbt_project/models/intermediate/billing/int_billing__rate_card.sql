@@ -49,7 +49,7 @@ node_hours as (
         hours.day_epoch,
         coalesce(
             metered.it_kwh,
-            (coalesce(energy.gpu_energy_wh, 0) + rate_cards.host_overhead_w) / 1000.0
+            (coalesce(energy.gpu_energy_wh, 0) + rate_cards.host_overhead_w) / 1000
         ) as it_kwh,
         metered.it_kwh is not null as it_energy_metered,
         coalesce(pue.pue, 1.0) as pue

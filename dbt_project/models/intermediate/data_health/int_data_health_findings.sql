@@ -13,7 +13,7 @@ gaps as (
     select
         states.host,
         states.day_epoch,
-        sum(states.telemetry_gap_seconds) / 3600.0 as gpu_hours
+        sum(states.telemetry_gap_seconds) / 3600 as gpu_hours
     from {{ ref('int_gpu_hour_states') }} as states
     group by states.host, states.day_epoch
     -- at least five GPU-minutes: a scrape offset at the window start is no finding
@@ -139,8 +139,8 @@ cud_without_fee as (
         'warning' as severity,
         count(*) as count,
         cast(count(*) as string) || ' GCP usage lines of billing account ' || billing_account_id
-            || ', project ' || project_id || ' from ' || cast(min(usage_start) as string)
-            || ' to ' || cast(max(usage_end) as string) || ' (UTC) carry committed use discount'
+            || ', project ' || project_id || ' from ' || {{ timestamp_text('min(usage_start)') }}
+            || ' to ' || {{ timestamp_text('max(usage_end)') }} || ' (UTC) carry committed use discount'
             || ' credits of ' || cast(round(sum(credits_cud_amount), 2) as string) || ' '
             || currency || ' that no commitment fee row in the landed bills covers: that usage'
             || ' nets to about 0, so its nodes and runs cost nothing; land the export that'

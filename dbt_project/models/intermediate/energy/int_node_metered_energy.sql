@@ -51,7 +51,7 @@ final as (
     select
         host,
         hour_epoch,
-        sum(kw * (least(t_end, hour_epoch + 3600) - greatest(t, hour_epoch))) / 3600.0 as it_kwh
+        sum(kw * (least(t_end, hour_epoch + 3600) - greatest(t, hour_epoch))) / 3600 as it_kwh
     from spread
     group by host, hour_epoch
 

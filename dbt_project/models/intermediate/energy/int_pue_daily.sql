@@ -42,8 +42,8 @@ metered as (
     select
         site,
         day_epoch,
-        sum(case when meter_kind = 'facility' then kw * seconds end) / 3600.0 as facility_kwh,
-        sum(case when meter_kind = 'it' then kw * seconds end) / 3600.0 as it_kwh_metered
+        sum(case when meter_kind = 'facility' then kw * seconds end) / 3600 as facility_kwh,
+        sum(case when meter_kind = 'it' then kw * seconds end) / 3600 as it_kwh_metered
     from covered
     group by site, day_epoch
 
@@ -54,7 +54,7 @@ estimated as (
     select
         gpus.site,
         floor(telemetry.hour_epoch / 86400) * 86400 as day_epoch,
-        sum(telemetry.energy_wh) / 1000.0 as gpu_kwh
+        sum(telemetry.energy_wh) / 1000 as gpu_kwh
     from {{ ref('int_gpu_hour_telemetry') }} as telemetry
     inner join {{ ref('int_gpus') }} as gpus
         on gpus.gpu_uuid = telemetry.gpu_uuid
@@ -66,7 +66,7 @@ overhead as (
 
     select
         site,
-        sum(host_overhead_w) * 24 / 1000.0 as overhead_kwh_per_day
+        sum(host_overhead_w) * 24 / 1000 as overhead_kwh_per_day
     from {{ ref('stg_config__rate_cards') }}
     group by site
 

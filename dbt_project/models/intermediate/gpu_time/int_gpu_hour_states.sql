@@ -185,8 +185,8 @@ final as (
         coalesce(device_telemetry.energy_wh, 0) as energy_wh,
         coalesce(node_costs.cost, 0) / gpus.gpus_per_node as cost,
         coalesce(node_costs.list_cost, 0) / gpus.gpus_per_node as list_cost,
-        coalesce(node_costs.cost, 0) / gpus.gpus_per_node / 3600.0 as cost_per_second,
-        coalesce(node_costs.list_cost, 0) / gpus.gpus_per_node / 3600.0 as list_cost_per_second
+        coalesce(node_costs.cost, 0) / gpus.gpus_per_node / 3600 as cost_per_second,
+        coalesce(node_costs.list_cost, 0) / gpus.gpus_per_node / 3600 as list_cost_per_second
     from gpu_hours
     inner join gpus
         on gpus.gpu_uuid = gpu_hours.gpu_uuid

@@ -16,7 +16,7 @@ final as (
         hour_epoch,
         sum(seconds) as covered_seconds,
         sum(case when is_fatal_xid then seconds else 0 end) as fatal_seconds,
-        sum(coalesce(power_w, 0) * seconds) / 3600.0 as energy_wh,
+        sum(coalesce(power_w, 0) * seconds) / 3600 as energy_wh,
         sum(case when not is_fatal_xid then utilization * seconds end)
             / nullif(sum(case when not is_fatal_xid then seconds end), 0) as mean_utilization,
         max(fb_used_mib) as max_memory_used_mib

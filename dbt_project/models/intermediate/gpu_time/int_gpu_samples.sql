@@ -69,10 +69,10 @@ final as (
             case coalesce(host_signals.utilization_signal, 'auto')
                 when 'gr_engine_active' then per_sample.prof_gr_engine_active
                 when 'sm_active' then per_sample.prof_sm_active
-                when 'gpu_util' then per_sample.gpu_util_pct / 100.0
+                when 'gpu_util' then per_sample.gpu_util_pct / 100
             end,
             per_sample.prof_gr_engine_active,
-            per_sample.gpu_util_pct / 100.0
+            per_sample.gpu_util_pct / 100
         ) as utilization,
         coalesce(per_sample.xid in {{ fatal_xids() }}, false) as is_fatal_xid
     from per_sample

@@ -103,7 +103,7 @@ instances as (
         reports.mig_instance,
         hour_layouts.hour_epoch,
         reports.mig_profile,
-        cast({{ regex_extract('reports.mig_profile', "'^([0-9]+)g'") }} as double) / 7.0
+        cast({{ regex_extract('reports.mig_profile', "'^([0-9]+)g'") }} as double) / 7
             as unit_fraction
     from hour_layouts
     inner join reports

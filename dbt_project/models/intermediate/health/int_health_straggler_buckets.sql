@@ -101,12 +101,12 @@ order_stats as (
     select
         run_id,
         bucket_epoch,
-        max(case when r_util = floor(n_util / 2.0) then utilization end) as u_k0,
-        max(case when r_util = floor(n_util / 2.0) + 1 then utilization end) as u_k1,
-        max(case when r_util = floor(n_util / 2.0) + 2 then utilization end) as u_k2,
-        max(case when r_clock = floor(n_clock / 2.0) then sm_clock_mhz end) as c_k0,
-        max(case when r_clock = floor(n_clock / 2.0) + 1 then sm_clock_mhz end) as c_k1,
-        max(case when r_clock = floor(n_clock / 2.0) + 2 then sm_clock_mhz end) as c_k2
+        max(case when r_util = floor(n_util / 2) then utilization end) as u_k0,
+        max(case when r_util = floor(n_util / 2) + 1 then utilization end) as u_k1,
+        max(case when r_util = floor(n_util / 2) + 2 then utilization end) as u_k2,
+        max(case when r_clock = floor(n_clock / 2) then sm_clock_mhz end) as c_k0,
+        max(case when r_clock = floor(n_clock / 2) + 1 then sm_clock_mhz end) as c_k1,
+        max(case when r_clock = floor(n_clock / 2) + 2 then sm_clock_mhz end) as c_k2
     from ranked
     group by run_id, bucket_epoch
 
@@ -118,21 +118,21 @@ medians as (
         ranked.*,
         case
             when ranked.n_util < 2 then null
-            when ranked.n_util = 2 * floor(ranked.n_util / 2.0) then
-                case when floor(ranked.n_util / 2.0) < ranked.r_util then order_stats.u_k0 else order_stats.u_k1 end
+            when ranked.n_util = 2 * floor(ranked.n_util / 2) then
+                case when floor(ranked.n_util / 2) < ranked.r_util then order_stats.u_k0 else order_stats.u_k1 end
             else (
-                case when floor(ranked.n_util / 2.0) < ranked.r_util then order_stats.u_k0 else order_stats.u_k1 end
-                + case when floor(ranked.n_util / 2.0) + 1 < ranked.r_util then order_stats.u_k1 else order_stats.u_k2 end
-            ) / 2.0
+                case when floor(ranked.n_util / 2) < ranked.r_util then order_stats.u_k0 else order_stats.u_k1 end
+                + case when floor(ranked.n_util / 2) + 1 < ranked.r_util then order_stats.u_k1 else order_stats.u_k2 end
+            ) / 2
         end as median_other_utilization,
         case
             when ranked.sm_clock_mhz is null or ranked.n_clock < 2 then null
-            when ranked.n_clock = 2 * floor(ranked.n_clock / 2.0) then
-                case when floor(ranked.n_clock / 2.0) < ranked.r_clock then order_stats.c_k0 else order_stats.c_k1 end
+            when ranked.n_clock = 2 * floor(ranked.n_clock / 2) then
+                case when floor(ranked.n_clock / 2) < ranked.r_clock then order_stats.c_k0 else order_stats.c_k1 end
             else (
-                case when floor(ranked.n_clock / 2.0) < ranked.r_clock then order_stats.c_k0 else order_stats.c_k1 end
-                + case when floor(ranked.n_clock / 2.0) + 1 < ranked.r_clock then order_stats.c_k1 else order_stats.c_k2 end
-            ) / 2.0
+                case when floor(ranked.n_clock / 2) < ranked.r_clock then order_stats.c_k0 else order_stats.c_k1 end
+                + case when floor(ranked.n_clock / 2) + 1 < ranked.r_clock then order_stats.c_k1 else order_stats.c_k2 end
+            ) / 2
         end as median_other_sm_clock_mhz
     from ranked
     inner join order_stats

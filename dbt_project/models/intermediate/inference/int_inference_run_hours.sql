@@ -70,7 +70,7 @@ costs as (
     select
         run_gpu_hours.run_id,
         run_gpu_hours.hour_epoch,
-        sum(run_gpu_hours.held_seconds) / 3600.0 as gpu_hours,
+        sum(run_gpu_hours.held_seconds) / 3600 as gpu_hours,
         sum(run_gpu_hours.cost) as cost,
         sum(run_gpu_hours.held_seconds * gpu_states.mean_utilization)
             / nullif(sum(

@@ -64,7 +64,7 @@ baseline as (
         provider,
         count(*) as days_observed,
         min(gpu_hours) as lowest_day_gpu_hours,
-        min(gpu_hours) / 24.0 as steady_gpus
+        min(gpu_hours) / 24 as steady_gpus
     from provider_days
     group by 1
 
@@ -78,7 +78,7 @@ per_provider as (
         sum(cost) as window_cost,
         sum(cost) / count(*) as cost_per_gpu_hour,
         {{ percentile_cont('mean_utilization', 0.95) }} as p95_utilization,
-        {{ percentile_cont('max_memory_used_mib', 0.95) }} / 1024.0 as p95_memory_gb
+        {{ percentile_cont('max_memory_used_mib', 0.95) }} / 1024 as p95_memory_gb
     from on_demand
     group by 1
 
@@ -96,9 +96,9 @@ final as (
         per_provider.p95_memory_gb,
         cast(per_provider.gpu_hours as double) as gpu_hours,
         per_provider.window_cost,
-        baseline.lowest_day_gpu_hours * window_hours.hours / 24.0
+        baseline.lowest_day_gpu_hours * window_hours.hours / 24
             * per_provider.cost_per_gpu_hour * rates.discount_rate as window_savings,
-        baseline.lowest_day_gpu_hours * {{ var('recommendation_hours_per_month') }} / 24.0
+        baseline.lowest_day_gpu_hours * {{ var('recommendation_hours_per_month') }} / 24
             * per_provider.cost_per_gpu_hour * rates.discount_rate as monthly_savings,
         'commit to ' || cast(round(baseline.steady_gpus, 2) as string)
             || ' GPUs at a ' || cast(round(rates.discount_rate * 100, 1) as string)

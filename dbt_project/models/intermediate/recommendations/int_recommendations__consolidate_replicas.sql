@@ -18,7 +18,7 @@ service_hours as (
     select
         model_name,
         hour_epoch,
-        sum(prompt_tokens + generation_tokens) / 3600.0 as tokens_per_second,
+        sum(prompt_tokens + generation_tokens) / 3600 as tokens_per_second,
         sum(gpu_hours) as gpus,
         max(ttft_p95_s) as ttft_p95_s
     from run_hours
@@ -53,7 +53,7 @@ capacity as (
             then (prompt_tokens + generation_tokens) / (gpu_hours * 3600.0)
         end) as peak_tokens_per_gpu_second,
         {{ percentile_cont('mean_utilization', 0.95) }} as p95_utilization,
-        {{ percentile_cont('max_memory_used_mib', 0.95) }} / 1024.0 as p95_memory_gb
+        {{ percentile_cont('max_memory_used_mib', 0.95) }} / 1024 as p95_memory_gb
     from run_hours
     group by 1
 

@@ -43,11 +43,11 @@ per_pool as (
         count(distinct day_epoch) as days_observed,
         count(distinct host) as nodes,
         count(*) as gpu_hours,
-        sum(unallocated_seconds) / 3600.0 as unallocated_gpu_hours,
+        sum(unallocated_seconds) / 3600 as unallocated_gpu_hours,
         sum(cost) as window_cost,
         sum(unallocated_seconds * cost_per_second) as window_savings,
         {{ percentile_cont('mean_utilization', 0.95) }} as p95_utilization,
-        {{ percentile_cont('max_memory_used_mib', 0.95) }} / 1024.0 as p95_memory_gb
+        {{ percentile_cont('max_memory_used_mib', 0.95) }} / 1024 as p95_memory_gb
     from pooled
     group by 1
 

@@ -55,12 +55,12 @@ per_run as (
 
     select
         run_id,
-        sum(held_seconds) / 3600.0 as gpu_hours,
-        sum(allocated_idle_seconds) / 3600.0 as allocated_idle_gpu_hours,
+        sum(held_seconds) / 3600 as gpu_hours,
+        sum(allocated_idle_seconds) / 3600 as allocated_idle_gpu_hours,
         sum(cost) as window_cost,
         sum(allocated_idle_cost) as window_savings,
         {{ percentile_cont('mean_utilization', 0.95) }} as p95_utilization,
-        {{ percentile_cont('max_memory_used_mib', 0.95) }} / 1024.0 as p95_memory_gb
+        {{ percentile_cont('max_memory_used_mib', 0.95) }} / 1024 as p95_memory_gb
     from usage
     group by 1
 

@@ -51,10 +51,10 @@ per_run as (
         count(distinct day_epoch) as days_observed,
         min(case when whole_gpus then 1 else 0 end) = 1 as whole_gpus,
         min(gpu_model) as gpu_model,
-        sum(held_seconds) / 3600.0 as gpu_hours,
+        sum(held_seconds) / 3600 as gpu_hours,
         sum(cost) as window_cost,
         {{ percentile_cont('mean_utilization', 0.95) }} as p95_utilization,
-        {{ percentile_cont('max_memory_used_mib', 0.95) }} / 1024.0 as p95_memory_gb
+        {{ percentile_cont('max_memory_used_mib', 0.95) }} / 1024 as p95_memory_gb
     from usage
     group by 1
 

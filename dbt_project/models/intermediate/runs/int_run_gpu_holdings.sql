@@ -180,9 +180,9 @@ unmapped as (
     select
         run_windows.run_id,
         run_windows.mig_profile,
-        run_windows.gpu_equivalents * 1.0 / run_windows.node_count as node_equivalents,
+        cast(run_windows.gpu_equivalents as double) / run_windows.node_count as node_equivalents,
         -- MIG instances per node: slices / the profile's slices
-        run_windows.mig_slices * 1.0 / run_windows.node_count
+        cast(run_windows.mig_slices as double) / run_windows.node_count
             / nullif(
                 cast({{ regex_extract('run_windows.mig_profile', "'^([0-9]+)g'") }} as double), 0
             ) as node_instances,

@@ -59,7 +59,7 @@ final as (
         (run_hours.busy_seconds + run_hours.allocated_idle_seconds) * states.list_cost_per_second
             as list_cost,
         run_hours.allocated_idle_seconds * states.cost_per_second as allocated_idle_cost,
-        run_hours.energy_wh / 1000.0
+        run_hours.energy_wh / 1000
             * (node_costs.energy_cost / nullif(node_costs.energy_kwh, 0)) as energy_cost
     from run_hours
     inner join states

@@ -87,7 +87,7 @@ covered as (
         sum(case when is_busy then seconds else 0 end) as busy_covered_seconds,
         sum(case when not is_fatal_xid and not is_busy then seconds else 0 end)
             as allocated_idle_seconds,
-        sum(coalesce(power_w, 0) * seconds) / 3600.0 as energy_wh
+        sum(coalesce(power_w, 0) * seconds) / 3600 as energy_wh
     from piece_overlaps
     group by run_id, gpu_uuid, mig_instance, hour_epoch, hs
 

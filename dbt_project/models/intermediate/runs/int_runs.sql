@@ -28,7 +28,7 @@ runs as (
         scheduler || ':' || cluster || ':' || job_id || ':' || cast(attempt as string) as run_id,
         unioned.*,
         -- whole GPUs plus MIG instances at their compute slices / 7
-        unioned.gpus + unioned.mig_slices / 7.0 as gpu_equivalents
+        unioned.gpus + cast(unioned.mig_slices as double) / 7 as gpu_equivalents
     from unioned
 
 ),

@@ -149,7 +149,7 @@ pods as (
         coalesce(latest.started_at, latest.known_started_at) as started_at,
         latest.gpus,
         latest.mig_slices,
-        latest.gpus + latest.mig_slices / 7.0 as gpu_equivalents,
+        latest.gpus + cast(latest.mig_slices as double) / 7 as gpu_equivalents,
         coalesce(latest.finished_at, latest.known_finished_at, latest.first_terminal_at)
             as finished_at,
         gone.gone_at,
