@@ -204,5 +204,5 @@ def test_cud_without_a_landed_fee_is_a_finding(con: duckdb.DuckDBPyConnection) -
         1,
     )
     assert "billing account 0000-AAAA, project ml" in message
-    assert "from 2026-11-17 04:00:00+00 to 2026-11-17 05:00:00+00 (UTC)" in message
+    assert "from 2026-11-17 04:00:00 to 2026-11-17 05:00:00 (UTC)" in message
     assert "credits of -5.86 USD" in message
