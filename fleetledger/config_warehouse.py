@@ -43,6 +43,9 @@ class SparkSettings(BaseModel):
     master: str = Field(default="local[2]", min_length=1)
     driver_memory: str = Field(default="2g", pattern=r"^[0-9]+[kmgt]$")
     shuffle_partitions: int = Field(default=4, ge=1)
+    # more JVM options of the session's driver (spark.driver.extraJavaOptions), e.g. the JIT
+    # and metastore settings that make a small test build faster (docs/scaling.md)
+    java_options: str = ""
     # the landing zone the external tables read (an s3a:// URI on a cluster); unset:
     # $FLEETLEDGER_HOME/raw, where ingest writes it
     landing_location: str | None = None
@@ -94,6 +97,7 @@ class WarehouseSettings(BaseModel):
             "FLEETLEDGER_SPARK_MASTER": self.spark.master,
             "FLEETLEDGER_SPARK_MEMORY": self.spark.driver_memory,
             "FLEETLEDGER_SPARK_SHUFFLE_PARTITIONS": str(self.spark.shuffle_partitions),
+            "FLEETLEDGER_SPARK_JAVA_OPTIONS": self.spark.java_options,
             "FLEETLEDGER_SPARK_WAREHOUSE_DIR": self.spark_warehouse_dir(home),
             "FLEETLEDGER_LANDING_LOCATION": self.spark.landing_location or str(home / "raw"),
         }

@@ -34,6 +34,7 @@ def test_spark_engine_selects_its_target_and_session(tmp_path: Path) -> None:
         "FLEETLEDGER_SPARK_MASTER": "local[4]",
         "FLEETLEDGER_SPARK_MEMORY": "2g",
         "FLEETLEDGER_SPARK_SHUFFLE_PARTITIONS": "4",
+        "FLEETLEDGER_SPARK_JAVA_OPTIONS": "",
         "FLEETLEDGER_SPARK_WAREHOUSE_DIR": str(tmp_path / "build" / "spark" / "warehouse"),
         "FLEETLEDGER_LANDING_LOCATION": str(tmp_path / "raw"),
     }
@@ -43,11 +44,16 @@ def test_spark_engine_selects_its_target_and_session(tmp_path: Path) -> None:
         {
             "engine": "spark",
             "target": "spark_thrift",
-            "spark": {"landing_location": "s3a://fleet/raw", "warehouse_dir": "/lake/wh"},
+            "spark": {
+                "landing_location": "s3a://fleet/raw",
+                "warehouse_dir": "/lake/wh",
+                "java_options": "-XX:TieredStopAtLevel=1",
+            },
         },
     ).warehouse
     assert wh.dbt_target == "spark_thrift"
     env = wh.dbt_env(tmp_path)
+    assert env["FLEETLEDGER_SPARK_JAVA_OPTIONS"] == "-XX:TieredStopAtLevel=1"
     assert env["FLEETLEDGER_LANDING_LOCATION"] == "s3a://fleet/raw"
     assert env["FLEETLEDGER_SPARK_WAREHOUSE_DIR"] == "/lake/wh"
 
