@@ -5,7 +5,8 @@ is built day by day, one `run_pipeline` per day: days 1-5, day 6 with a CUR rede
 restates the costs of days 1-5, a run over days 4-7, then days 8, 9 and 10. The published marts
 must then equal, mart by mart, those of a `--full-refresh` build of the same landed data. The
 day models must really be incremental: rows of days the day-6 run did not recompute, marked
-before it, are still there after it; the full refresh drops such a mark.
+before it, are still there after it (the health day models rewrite the day before a run's
+range too: day 5); the full refresh drops such a mark.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ RUN_LOGS = {"fct_data_health"}
 DAY_MODELS = {"int_gpu_samples": "power_w", "int_sample_pieces": "power_w"}
 # day models whose rows of a day depend on the next day's first samples: a run rewrites the
 # days of its range and the day before it (docs/operations.md, "Incremental runs")
-DAY_BEFORE_MODELS = {"int_health_gpu_samples": "valid_to", "int_health_straggler_buckets": "t_to"}
+DAY_BEFORE_MODELS = {
+    "int_health_gpu_samples": "sm_clock_mhz",
+    "int_health_straggler_buckets": "gpus_compared",
+}
 MARKED_MODELS = {**DAY_MODELS, **DAY_BEFORE_MODELS}
 
 
