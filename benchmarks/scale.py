@@ -16,7 +16,10 @@ Stages (`--stages`, comma-separated; the fleet is always generated, and timed ap
   Parquet;
 - `dcgm_parse`: benchmarks/dcgm_parse.py, the DCGM text parser (`--dcgm-samples` samples);
 - `ingest` (without `pipeline`): benchmarks/ingest_stage.py, the three sources landed and the
-  DCGM landing suite run in this process, no Dagster or dbt, each with its peak RSS.
+  DCGM landing suite run in this process, no Dagster or dbt, each with its peak RSS;
+- `daily`: benchmarks/daily_stage.py, for each `--history-days` (7,90) a fleet of this size
+  built over that history, then the daily run of the next day after an open-month CUR
+  redelivery, timed; the ratio of the longest history's daily run to the shortest's.
 Peak RSS is that of this process and all its descendants, sampled every 0.2 s per stage.
 See docs/performance.md.
 """
@@ -42,6 +45,7 @@ from rich.table import Table
 from benchmarks.baseline.duckdb_scan import scan_gpu_hours
 from benchmarks.baseline.gpu_hours import gpu_hour_states
 from benchmarks.compare import Mismatch, check_baseline, check_planted
+from benchmarks.daily_stage import DailyTime, daily_ratio, run_daily_stage
 from benchmarks.dcgm_parse import main as dcgm_main
 from benchmarks.ingest_stage import run_ingest_stage
 from benchmarks.measure import (
@@ -54,7 +58,7 @@ from benchmarks.measure import (
 from benchmarks.scale_fleet import IDLE_THRESHOLD, ScaleSpec, Written, planted_totals, write_fleet
 from fleetledger.pipeline import run_pipeline
 
-STAGES = ("pipeline", "baseline", "lower_bound", "dcgm_parse", "ingest")
+STAGES = ("pipeline", "baseline", "lower_bound", "dcgm_parse", "ingest", "daily")
 DEFAULT_STAGES = ("pipeline", "baseline", "lower_bound")
 #: benchmark stage → the Dagster step keys it sums (the rest is "other steps")
 STEP_STAGES = {
@@ -83,8 +87,9 @@ class StageTime:
 class BenchResult:
     spec: ScaleSpec
     home: Path
-    written: Written
+    written: Written | None
     stages: list[StageTime] = field(default_factory=list)
+    daily: list[DailyTime] = field(default_factory=list)
     checks: dict[str, Any] = field(default_factory=dict)
     ratios: dict[str, float] = field(default_factory=dict)
 
@@ -116,11 +121,16 @@ def run_bench(
     stages: Sequence[str] = DEFAULT_STAGES,
     console: Console | None = None,
     dcgm_samples: int = 3_000_000,
+    history_days: Sequence[int] = (7, 90),
 ) -> BenchResult:
     """Generate the fleet into `home` and run the stages; raises `Mismatch` when the
     baseline or the plan disagrees with the warehouse."""
     say = console or Console(quiet=True)
     home.mkdir(parents=True, exist_ok=True)
+    if set(stages) == {"daily"}:  # its fleets are its own
+        result = BenchResult(spec=spec, home=home, written=None)
+        result.daily = run_daily_stage(spec, home, history_days, say.print)
+        return result
     rss = PeakRss()
     with (
         Progress(
@@ -229,12 +239,45 @@ def run_bench(
             dcgm_main(["--samples", str(dcgm_samples), "--repeat", "1"])
         result.stages.append(StageTime("DCGM text parse", t_parse[0], dcgm_samples))
 
+    if "daily" in stages:
+        result.daily = run_daily_stage(spec, home / "daily", history_days, say.print)
+
     if pipeline_gpu_stage:
         if base_s:
             result.ratios["speed-up over the pandas baseline"] = base_s / pipeline_gpu_stage
         if low_s:
             result.ratios["x the DuckDB scan lower bound"] = pipeline_gpu_stage / low_s
     return result
+
+
+def print_daily(r: BenchResult, console: Console) -> None:
+    s = r.spec
+    table = Table(
+        title=f"daily run after each history ({s.gpus} GPUs, a scrape every {s.scrape_s} s, "
+        "an open-month CUR redelivery before each daily run)"
+    )
+    for col in ("history days", "history build s", "daily run s", "daily CPU s", "dbt build s"):
+        table.add_column(col, justify="right")
+    table.add_column("peak RSS GiB", justify="right")
+    table.add_column("full refresh", justify="left")
+    for d in r.daily:
+        table.add_row(
+            f"{d.history_days}",
+            f"{d.history_seconds:.1f}",
+            f"{d.daily_seconds:.1f}",
+            f"{d.daily_cpu_seconds:.1f}",
+            f"{d.daily_dbt_seconds:.1f}",
+            _gib(d.daily_peak_rss),
+            d.full_refresh or "no",
+        )
+    console.print(table)
+    ratio = daily_ratio(r.daily)
+    if ratio is not None:
+        longest = max(d.history_days for d in r.daily)
+        shortest = min(d.history_days for d in r.daily)
+        console.print(
+            f"daily run after {longest} days / after {shortest} days: {ratio:.2f}x (wall clock)"
+        )
 
 
 def print_result(r: BenchResult, console: Console) -> None:
@@ -244,6 +287,10 @@ def print_result(r: BenchResult, console: Console) -> None:
         f"{_total_memory_gib():.0f} GiB, Python {platform.python_version()}, "
         f"load average {os.getloadavg()[0]:.1f}"
     )
+    if r.daily:
+        print_daily(r, console)
+    if r.written is None:
+        return
     console.print(
         f"fleet: {s.gpus} GPUs ({s.nodes} nodes), {s.days} day(s) from {s.first_day}, a scrape "
         f"every {s.scrape_s} s, {r.written.jobs} jobs: {r.written.gpu_samples:,} GPU samples, "
@@ -308,7 +355,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--dcgm-samples", type=int, default=3_000_000, help="samples of the dcgm_parse stage"
     )
+    p.add_argument(
+        "--history-days",
+        default="7,90",
+        help="the daily stage's history lengths, comma-separated (7,90)",
+    )
     args = p.parse_args(argv)
+    try:
+        histories = [int(x) for x in args.history_days.split(",") if x.strip()]
+    except ValueError:
+        p.error(f"--history-days {args.history_days!r}: comma-separated whole days")
+    if any(h < 1 for h in histories):
+        p.error(f"--history-days {args.history_days!r}: every history is at least 1 day")
     stages = [s.strip() for s in args.stages.split(",") if s.strip()]
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
@@ -330,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out and any(home.iterdir() if home.exists() else ()):
         p.error(f"--out {home} is not empty")
     try:
-        result = run_bench(spec, home, stages, console, args.dcgm_samples)
+        result = run_bench(spec, home, stages, console, args.dcgm_samples, histories)
     except Mismatch as e:
         console.print(f"[red bold]MISMATCH[/] {e}")
         return 1

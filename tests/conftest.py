@@ -24,6 +24,38 @@ _REPO = Path(__file__).resolve().parents[1]
 # tests/spark/ needs dbt-spark, pyspark and Java: `make test-spark` runs it (setting
 # FLEETLEDGER_TEST_SPARK), `make test` leaves it out
 collect_ignore_glob = [] if os.environ.get("FLEETLEDGER_TEST_SPARK") else ["spark/*"]
+
+# Landing checks: the pipeline runs of the suite validate every landed partition with the
+# polars route (the same expectations with Great Expectations' semantics, ingest/core/
+# quality_fast.py; tests/test_quality_routes.py proves both routes report the same), which
+# saves about 8 CPU-seconds a run. Great Expectations itself validates in the quality modules
+# below (GX_MODULES), the product's default for partitions up to 50,000 rows.
+GX_MAX_ROWS_ENV = "FLEETLEDGER_QUALITY_GX_MAX_ROWS"
+GX_MODULES = {
+    "tests/billing/test_quality.py",
+    "tests/scheduler/test_sched_quality.py",
+    "tests/scheduler/test_run_logs.py",
+    "tests/power/test_power_quality.py",
+    "tests/test_quality_routes.py",
+}
+os.environ.setdefault(GX_MAX_ROWS_ENV, "0")
+_SUITE_GX_MAX_ROWS = os.environ[GX_MAX_ROWS_ENV]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _great_expectations_in_quality_modules(request: pytest.FixtureRequest) -> Any:
+    """Great Expectations validates (its default row limit) in the quality modules."""
+    path = Path(str(request.node.path)).relative_to(_REPO).as_posix()
+    if path not in GX_MODULES:
+        yield
+        return
+    os.environ.pop(GX_MAX_ROWS_ENV, None)
+    try:
+        yield
+    finally:
+        os.environ[GX_MAX_ROWS_ENV] = _SUITE_GX_MAX_ROWS
+
+
 # the shared real sample files: FLEETLEDGER_SAMPLES, else shared/ inside or beside the checkout
 SAMPLE_DIRS = (
     os.environ.get("FLEETLEDGER_SAMPLES"),
@@ -152,6 +184,18 @@ WAREHOUSE_FIXTURES = {
 }
 
 
+#: the test scopes (files, or the shared fleets) that take longest, started first under xdist
+LONGEST_FIRST = (
+    "shared-fleets",
+    "tests/test_incremental.py",
+    "tests/billing/test_pipeline_faults.py",
+    "tests/telemetry/test_dcgm_pipeline_shapes.py",
+    "tests/test_run_guard.py",
+    "tests/telemetry/test_dcgm_bad_files_pipeline.py",
+    "tests/test_orchestration.py",
+    "tests/test_edges.py",
+)
+
 #: the session fixtures that run the whole pipeline over a generated fleet (minutes each)
 SHARED_FLEETS = ("pipeline_home", "mig_pipeline_home", "fleet_home", "unlabelled_pipeline_home")
 _USES_FLEET = re.compile(r"\b(?:" + "|".join(SHARED_FLEETS) + r")\b")
@@ -181,10 +225,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             path = nodeid.split("::", 1)[0]
             return "shared-fleets" if path in fleet_files else path
 
+    # the scopes go out in collection order, which pytest_collection_modifyitems sorts longest
+    # first (xdist would hand out the files with the most tests first: a 10-run file with 3
+    # tests then starts last and runs alone)
+    config.option.loadscopereorder = False
     return FleetScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    fleet_files = fleet_test_files(Path(str(config.rootpath)))
+    first = {scope: n for n, scope in enumerate(LONGEST_FIRST)}
+
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return first.get("shared-fleets" if path in fleet_files else path, len(first))
+
+    items.sort(key=rank)  # stable: each file keeps its order
     for item in items:
         module = getattr(item, "module", None)
         builds = module is not None and any(

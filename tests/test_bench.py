@@ -13,6 +13,7 @@ job 3 (i mod 4 = 3) idles. On 8 GPUs each:
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pytest
 
 from benchmarks.baseline.gpu_hours import expand_hostlist, gpu_hour_states
 from benchmarks.compare import Mismatch, _compare
+from benchmarks.daily_stage import CUR_EXPORT, DailyTime, daily_ratio, redeliver_open_month
 from benchmarks.scale import BenchResult, group_steps, run_bench
 from benchmarks.scale_fleet import ScaleSpec, node_day_frame, plan_jobs, planted_totals, write_fleet
 from fleetledger.cli import main
@@ -217,3 +219,28 @@ def test_ingest_stage_lands_the_sources_and_validates_the_dcgm_days(tmp_path: Pa
     assert (check.rows, check.note) == (23_040, "46 expectations x 1 days")
     assert all(s.cpu_seconds is not None and s.peak_rss for s in stages.values())
     assert "dbt build" not in stages
+
+
+def test_redelivery_gives_the_open_month_a_new_execution_id(tmp_path: Path) -> None:
+    """The daily stage's CUR redelivery: 2026-10-30 .. 2026-11-01 spans two billing periods;
+    only November's (the open month) manifest gets the new execution id."""
+    spec = ScaleSpec(gpus=8, days=3, scrape_s=600, start=date(2026, 10, 30))
+    write_fleet(spec, tmp_path)
+    root = tmp_path / CUR_EXPORT / "metadata"
+    before = {p.parent.name: json.loads(p.read_text()) for p in root.rglob("*Manifest.json")}
+    assert sorted(before) == ["BILLING_PERIOD=2026-10", "BILLING_PERIOD=2026-11"]
+    manifest = redeliver_open_month(tmp_path, "0090")
+    assert manifest.parent.name == "BILLING_PERIOD=2026-11"
+    after = {p.parent.name: json.loads(p.read_text()) for p in root.rglob("*Manifest.json")}
+    assert after["BILLING_PERIOD=2026-10"] == before["BILLING_PERIOD=2026-10"]
+    new, old = (d["BILLING_PERIOD=2026-11"]["executionId"] for d in (after, before))
+    assert new != old and new.endswith("0090") and new[:-4] == old[:-4]
+
+
+def test_daily_ratio_is_the_longest_history_over_the_shortest() -> None:
+    def t(days: int, seconds: float) -> DailyTime:
+        return DailyTime(days, 0.0, 0.0, seconds, 0.0, 0.0, 0, None)
+
+    # 90 days: 50 s, 7 days: 40 s -> 1.25; one history alone has no ratio
+    assert daily_ratio([t(90, 50.0), t(7, 40.0)]) == pytest.approx(1.25)
+    assert daily_ratio([t(7, 40.0)]) is None
