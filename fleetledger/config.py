@@ -158,6 +158,18 @@ class HealthSettings(_Strict):
     straggler_min_seconds: int = Field(default=1800, gt=0)
     straggler_bucket_seconds: int = Field(default=60, gt=0)
 
+    @field_validator("straggler_bucket_seconds")
+    @classmethod
+    def _bucket_divides_a_day(cls, value: int) -> int:
+        # buckets are stored by day (docs/operations.md, "Incremental runs"): none may span
+        # midnight
+        if 86400 % value:
+            raise ValueError(
+                f"straggler_bucket_seconds must divide a day (86400 s) so that no bucket spans "
+                f"midnight, e.g. 60, 300 or 3600; got {value}"
+            )
+        return value
+
     def dbt_vars(self) -> dict[str, float | int]:
         return self.model_dump()
 

@@ -140,3 +140,12 @@ def test_economics_settings_are_checked_when_the_config_loads(
 ) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_config({"economics": economics}, Path("fleetledger.yml"))
+
+
+def test_straggler_bucket_must_divide_a_day() -> None:
+    # buckets are stored by day: 86400 / 300 = 288 buckets a day is fine, 86400 / 7 is not whole
+    path = Path("fleetledger.yml")
+    config = parse_config({"health": {"straggler_bucket_seconds": 300}}, path)
+    assert config.health.dbt_vars()["straggler_bucket_seconds"] == 300
+    with pytest.raises(ConfigError, match="must divide a day .* got 7"):
+        parse_config({"health": {"straggler_bucket_seconds": 7}}, path)

@@ -5,7 +5,8 @@ is built day by day, one `run_pipeline` per day: days 1-5, day 6 with a CUR rede
 restates the costs of days 1-5, a run over days 4-7, then days 8, 9 and 10. The published marts
 must then equal, mart by mart, those of a `--full-refresh` build of the same landed data. The
 day models must really be incremental: rows of days the day-6 run did not recompute, marked
-before it, are still there after it; the full refresh drops such a mark.
+before it, are still there after it (the health day models rewrite the day before a run's
+range too: day 5); the full refresh drops such a mark.
 """
 
 from __future__ import annotations
@@ -32,8 +33,16 @@ DAYS = 10
 RESTATE = 1.1
 # marts that log the runs themselves (a row per run and finding): not a function of the data
 RUN_LOGS = {"fct_data_health"}
-# the day models whose rows of days a run does not recompute must stay as they were
-DAY_MODELS = ("int_gpu_samples", "int_sample_pieces")
+# the day models whose rows of days a run does not recompute must stay as they were, each with
+# the always-positive column its marks negate
+DAY_MODELS = {"int_gpu_samples": "power_w", "int_sample_pieces": "power_w"}
+# day models whose rows of a day depend on the next day's first samples: a run rewrites the
+# days of its range and the day before it (docs/operations.md, "Incremental runs")
+DAY_BEFORE_MODELS = {
+    "int_health_gpu_samples": "sm_clock_mhz",
+    "int_health_straggler_buckets": "gpus_compared",
+}
+MARKED_MODELS = {**DAY_MODELS, **DAY_BEFORE_MODELS}
 
 
 def _day(n: int) -> date:
@@ -109,35 +118,37 @@ def _restate_cur(home: Path) -> dict[str, float]:
     return {"billed_days_1_5": total_before}
 
 
-def _mark(home: Path, *days: int) -> dict[str, int]:
-    """Mark the rows of `days` in the day models: their positive power_w negated (exactly
-    reversible; a recompute would undo it). Returns how many rows are marked per model."""
+def _mark(home: Path, *days: int) -> dict[str, dict[int, int]]:
+    """Mark the rows of `days` in the day models: their positive mark column (power_w, ...)
+    negated (exactly reversible; a recompute would undo it). Returns how many rows are marked
+    per model and day."""
     con = duckdb.connect(str(build_path(home)))
     try:
         epochs = ", ".join(str(_epoch(_day(d))) for d in days)
-        for model in DAY_MODELS:
+        for model, col in MARKED_MODELS.items():
             con.execute(
-                f"update intermediate.{model} set power_w = -power_w "
-                f"where day_epoch in ({epochs}) and power_w > 0"
+                f"update intermediate.{model} set {col} = -{col} "
+                f"where day_epoch in ({epochs}) and {col} > 0"
             )
     finally:
         con.close()
     return _marked(home, *days)
 
 
-def _marked(home: Path, *days: int) -> dict[str, int]:
-    """How many rows of `days` are marked per day model (a later day's first piece, covered by
-    a marked sample of the day before, copies its mark: it is not counted)."""
+def _marked(home: Path, *days: int) -> dict[str, dict[int, int]]:
+    """How many rows of each of `days` are marked per day model (a later day's first piece,
+    covered by a marked sample of the day before, copies its mark: it is not counted)."""
     con = duckdb.connect(str(build_path(home)), read_only=True)
     try:
-        epochs = ", ".join(str(_epoch(_day(d))) for d in days)
-        out = {}
-        for model in DAY_MODELS:
-            row = con.execute(
-                f"select count(*) from intermediate.{model} "
-                f"where power_w < 0 and day_epoch in ({epochs})"
-            ).fetchone()
-            out[model] = int(row[0]) if row else 0
+        out: dict[str, dict[int, int]] = {}
+        for model, col in MARKED_MODELS.items():
+            out[model] = {}
+            for d in days:
+                row = con.execute(
+                    f"select count(*) from intermediate.{model} "
+                    f"where {col} < 0 and day_epoch = {_epoch(_day(d))}"
+                ).fetchone()
+                out[model][d] = int(row[0]) if row else 0
         return out
     finally:
         con.close()
@@ -146,8 +157,8 @@ def _marked(home: Path, *days: int) -> dict[str, int]:
 def _unmark(home: Path) -> None:
     con = duckdb.connect(str(build_path(home)))
     try:
-        for model in DAY_MODELS:
-            con.execute(f"update intermediate.{model} set power_w = -power_w where power_w < 0")
+        for model, col in MARKED_MODELS.items():
+            con.execute(f"update intermediate.{model} set {col} = -{col} where {col} < 0")
     finally:
         con.close()
 
@@ -193,7 +204,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for n in range(8, DAYS + 1):
         out["results"][n] = _run(home, n)
     out["daily"] = _marts(published_path(home))
-    assert _mark(home, 3)["int_sample_pieces"] > 0
+    assert _mark(home, 3)["int_sample_pieces"][3] > 0
     out["results"]["full"] = _run(home, 1, DAYS, full_refresh=True)
     out["marked_after_full"] = _marked(home, 3)
     out["full"] = _marts(published_path(home))
@@ -210,15 +221,23 @@ def test_every_run_after_the_first_is_incremental(history: dict) -> None:
 
 
 def test_the_day_6_run_recomputed_day_6_only(history: dict) -> None:
-    marked = history["marked"]
+    marked, still = history["marked"], history["still_marked"]
     # days 1 and 5: the fleet's 5 nodes x 8 GPUs report power every 5 minutes, 40 x 288 =
     # 11,520 samples a full day; at least 90 % of that on both days (outages, the XID node)
-    assert marked["int_gpu_samples"] >= 2 * 5 * 8 * 288 * 0.9
-    assert marked["int_sample_pieces"] >= marked["int_gpu_samples"]
+    for d in (1, 5):
+        assert marked["int_gpu_samples"][d] >= 5 * 8 * 288 * 0.9
+        assert marked["int_sample_pieces"][d] >= marked["int_gpu_samples"][d]
+        # the health samples are the whole GPUs' samples: the same 40 GPUs every 5 minutes
+        assert marked["int_health_gpu_samples"][d] >= 5 * 8 * 288 * 0.9
     # the marks of days 1 and 5 survived the day-6 run: it did not recompute those days
-    assert history["still_marked"] == marked
+    for model in DAY_MODELS:
+        assert still[model] == marked[model], model
+    # the health day models rewrote day 5 too (its last sample ends at day 6's first), not day 1
+    assert marked["int_health_straggler_buckets"][1] > 0
+    for model in DAY_BEFORE_MODELS:
+        assert still[model] == {1: marked[model][1], 5: 0}, model
     # the full refresh recomputed every day: the mark put on day 3 is gone
-    assert history["marked_after_full"] == {"int_gpu_samples": 0, "int_sample_pieces": 0}
+    assert history["marked_after_full"] == {model: {3: 0} for model in MARKED_MODELS}
 
 
 def test_the_day_6_redelivery_restated_the_costs_of_days_1_to_5(history: dict) -> None:

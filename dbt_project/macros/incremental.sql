@@ -48,32 +48,43 @@
 {%- endmacro %}
 
 {#- a condition true for the days this run recomputes: `day_epoch` is an epoch-seconds
-    expression of a UTC midnight -#}
-{% macro in_recomputed_days(day_epoch) -%}
+    expression of a UTC midnight; `days_before` widens the range by that many days before its
+    first (a model whose day rows depend on the next day's first samples rewrites the day
+    before the range too) -#}
+{% macro in_recomputed_days(day_epoch, days_before=0) -%}
     {%- set days = recompute_range() -%}
     {%- if days is none -%}
         true
     {%- else -%}
-        ({{ day_epoch }} >= {{ days[0] }} and {{ day_epoch }} < {{ days[1] + 86400 }})
+        ({{ day_epoch }} >= {{ days[0] - days_before * 86400 }}
+            and {{ day_epoch }} < {{ days[1] + 86400 }})
     {%- endif -%}
 {%- endmacro %}
 
 {#- a condition true for the times (a timestamp expression) of the days this run recomputes
     (compared as timestamps, so the engine can skip Parquet row groups by their statistics) -#}
-{% macro at_recomputed_times(ts) -%}
+{% macro at_recomputed_times(ts, days_before=0) -%}
     {%- set days = recompute_range() -%}
     {%- if days is none -%}
         true
     {%- else -%}
-        ({{ ts }} >= {{ from_epoch(days[0]) }} and {{ ts }} < {{ from_epoch(days[1] + 86400) }})
+        ({{ ts }} >= {{ from_epoch(days[0] - days_before * 86400) }}
+            and {{ ts }} < {{ from_epoch(days[1] + 86400) }})
     {%- endif -%}
 {%- endmacro %}
 
-{#- the first recomputed day's midnight (epoch seconds); earlier than any sample when every
-    day is recomputed -#}
-{% macro first_recomputed_epoch() -%}
+{#- the first recomputed day's midnight (epoch seconds, `days_before` days earlier); earlier
+    than any sample when every day is recomputed -#}
+{% macro first_recomputed_epoch(days_before=0) -%}
     {%- set days = recompute_range() -%}
-    {{- -1e18 if days is none else days[0] -}}
+    {{- -1e18 if days is none else days[0] - days_before * 86400 -}}
+{%- endmacro %}
+
+{#- the midnight after the last recomputed day (epoch seconds); later than any sample when
+    every day is recomputed -#}
+{% macro after_recomputed_epoch() -%}
+    {%- set days = recompute_range() -%}
+    {{- 1e18 if days is none else days[1] + 86400 -}}
 {%- endmacro %}
 
 {#- How an incremental model replaces the days a run rebuilds, per engine (docs/scaling.md):

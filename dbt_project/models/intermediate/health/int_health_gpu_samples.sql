@@ -9,12 +9,63 @@
 -- Counters become increases since the GPU's previous sample (its first sample: 0): volatile ECC
 -- counters restart when the driver reloads, so after a drop the new value is the increase;
 -- remapped-row counters are persistent (kept across reboots), so a drop adds nothing.
+-- Stored by sample day (macros/incremental.sql): a day's rows depend on its samples, the GPU's
+-- last sample before it (the counters' and the XID gauge's previous values) and its first
+-- sample after it (a day's last sample is valid until then), so a run rewrites the days of its
+-- range and the day before it (whose last sample the range's first sample ends).
+{{ incremental_by_day() }}
 with
 
 gpu_samples as (
 
     select * from {{ ref('int_gpu_samples') }}
-    where mig_instance = ''
+    where mig_instance = '' and {{ in_recomputed_days('day_epoch', days_before=1) }}
+
+),
+
+carried_in as (
+
+    -- per GPU, the last sample before the rewritten days: the previous values of the first
+    -- rewritten sample (not a row of this run's output)
+    select gpu_uuid, max(t) as t
+    from {{ ref('int_gpu_samples') }}
+    where mig_instance = '' and t < {{ first_recomputed_epoch(days_before=1) }}
+    group by gpu_uuid
+
+),
+
+next_after as (
+
+    -- per GPU, the first sample after the rewritten days: where the last rewritten one ends
+    select gpu_uuid, min(t) as t
+    from {{ ref('int_gpu_samples') }}
+    where mig_instance = '' and t >= {{ after_recomputed_epoch() }}
+    group by gpu_uuid
+
+),
+
+carried_samples as (
+
+    select samples.*
+    from {{ ref('int_gpu_samples') }} as samples
+    inner join carried_in
+        on carried_in.gpu_uuid = samples.gpu_uuid and carried_in.t = samples.t
+    where samples.mig_instance = ''
+
+),
+
+dcgm_samples as (
+
+    select * from {{ ref('int_dcgm_samples') }}
+    where {{ at_recomputed_times('sampled_at', days_before=1) }}
+    {%- if recompute_range() is not none %}
+    union all
+    select dcgm.* from {{ ref('int_dcgm_samples') }} as dcgm
+    inner join carried_in
+        on carried_in.gpu_uuid = dcgm.gpu_uuid
+        and carried_in.t = {{ to_epoch('dcgm.sampled_at') }}
+    where dcgm.sampled_at < {{ from_epoch(first_recomputed_epoch(days_before=1)) }}
+    {%- endif %}
 
 ),
 
@@ -37,7 +88,7 @@ health_fields as (
             as row_remap_failure,
         max(case when metric = 'DCGM_EXP_XID_ERRORS_COUNT' then 1 else 0 end) = 1
             as exports_xid_count
-    from {{ ref('int_dcgm_samples') }}
+    from dcgm_samples
     where
         mig_instance is null
         and metric in (
@@ -60,13 +111,23 @@ cadence as (
     -- (int_gpu_series_cadence)
     select gpu_uuid, day_epoch, max(stale_after_seconds) as stale_after
     from {{ ref('int_gpu_series_cadence') }}
+    where {{ in_recomputed_days('day_epoch', days_before=1) }}
     group by gpu_uuid, day_epoch
+
+),
+
+all_samples as (
+
+    select gpu_samples.*, true as is_rewritten from gpu_samples
+    union all
+    select carried_samples.*, false as is_rewritten from carried_samples
 
 ),
 
 joined as (
 
     select
+        gpu_samples.is_rewritten,
         gpu_samples.gpu_uuid,
         gpu_samples.host,
         gpu_samples.gpu_index,
@@ -81,7 +142,7 @@ joined as (
         health_fields.uncorrectable_remapped_rows_total,
         health_fields.row_remap_failure,
         coalesce(health_fields.exports_xid_count, false) as exports_xid_count
-    from gpu_samples
+    from all_samples as gpu_samples
     left join health_fields
         on health_fields.gpu_uuid = gpu_samples.gpu_uuid and health_fields.t = gpu_samples.t
 
@@ -91,15 +152,24 @@ ordered as (
 
     select
         joined.*,
-        lead(t) over (partition by gpu_uuid order by t) as next_t,
-        lag(xid) over (partition by gpu_uuid order by t) as prev_xid,
-        lag(ecc_sbe_total) over (partition by gpu_uuid order by t) as prev_ecc_sbe_total,
-        lag(ecc_dbe_total) over (partition by gpu_uuid order by t) as prev_ecc_dbe_total,
-        lag(correctable_remapped_rows_total) over (partition by gpu_uuid order by t)
+        coalesce(
+            lead(joined.t) over (partition by joined.gpu_uuid order by joined.t), next_after.t
+        ) as next_t,
+        lag(joined.xid) over (partition by joined.gpu_uuid order by joined.t)
+            as prev_xid,
+        lag(joined.ecc_sbe_total) over (partition by joined.gpu_uuid order by joined.t)
+            as prev_ecc_sbe_total,
+        lag(joined.ecc_dbe_total) over (partition by joined.gpu_uuid order by joined.t)
+            as prev_ecc_dbe_total,
+        lag(joined.correctable_remapped_rows_total)
+            over (partition by joined.gpu_uuid order by joined.t)
             as prev_correctable_remapped_rows_total,
-        lag(uncorrectable_remapped_rows_total) over (partition by gpu_uuid order by t)
+        lag(joined.uncorrectable_remapped_rows_total)
+            over (partition by joined.gpu_uuid order by joined.t)
             as prev_uncorrectable_remapped_rows_total
     from joined
+    left join next_after
+        on next_after.gpu_uuid = joined.gpu_uuid
 
 ),
 
@@ -145,6 +215,7 @@ final as (
     inner join cadence
         on cadence.gpu_uuid = ordered.gpu_uuid
         and cadence.day_epoch = floor(ordered.t / 86400) * 86400
+    where ordered.is_rewritten
 
 )
 

@@ -8,6 +8,17 @@
 -- costs O(n log n) per bucket: with the bucket's values sorted v_1 <= ... <= v_n and the GPU at
 -- rank r, the others' median is v_k or v_(k+1) (n even, k = n/2) or the mean of two of
 -- v_k, v_(k+1), v_(k+2) (n odd, k = (n-1)/2), picked by whether r is above them.
+--
+-- Stored by bucket day (macros/incremental.sql): straggler_bucket_seconds divides a day, so a
+-- bucket never spans midnight and a day's buckets depend only on that day's samples; a run
+-- rewrites the days int_health_gpu_samples rewrites (its range and the day before it).
+{%- if 86400 % var('straggler_bucket_seconds') != 0 %}
+{{ exceptions.raise_compiler_error(
+    'straggler_bucket_seconds must divide a day (86400 s) so that no bucket spans midnight; got '
+    ~ var('straggler_bucket_seconds')
+) }}
+{%- endif %}
+{{ incremental_by_day() }}
 with
 
 holdings as (
@@ -25,7 +36,7 @@ holdings as (
 samples as (
 
     select * from {{ ref('int_health_gpu_samples') }}
-    where utilization is not null
+    where utilization is not null and {{ in_recomputed_days('day_epoch', days_before=1) }}
 
 ),
 
@@ -148,6 +159,7 @@ final as (
         medians.host,
         medians.gpu_index,
         medians.bucket_epoch,
+        floor(medians.bucket_epoch / 86400) * 86400 as day_epoch,
         medians.t_from,
         medians.t_to,
         medians.n_util as gpus_compared,
