@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from benchmarks.measure import PeakRss, step_seconds, stopwatch
@@ -56,10 +56,9 @@ def redeliver_open_month(home: Path, stamp: str) -> Path:
     return manifest
 
 
-def _start_for(history_days: int) -> datetime:
-    """The first day of a fleet whose daily run (day history + 1) is yesterday at the latest."""
-    today = datetime.now(UTC).date()
-    return datetime.combine(today - timedelta(days=history_days + 2), datetime.min.time(), UTC)
+def _start_for(history_days: int) -> date:
+    """The first day of a fleet whose daily run (day history + 1) is the day before yesterday."""
+    return datetime.now(UTC).date() - timedelta(days=history_days + 2)
 
 
 def run_daily_stage(
@@ -73,7 +72,7 @@ def run_daily_stage(
     for h in histories:
         if h < 1:
             raise ValueError(f"--history-days: {h} is not a positive number of days")
-        fleet = replace(spec, days=h + 1, start=_start_for(h).date())
+        fleet = replace(spec, days=h + 1, start=_start_for(h))
         home = root / f"daily-{h}"
         home.mkdir(parents=True, exist_ok=False)
         say(f"daily stage: writing {fleet.gpus} GPUs x {h + 1} days into {home}")
