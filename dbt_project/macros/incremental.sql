@@ -6,30 +6,37 @@
     range widened to the days of runs that did not finish (fleetledger/incremental.py); without
     them (dbt run by hand) and on a full refresh every day is recomputed. The strategy is the
     adapter's: DuckDB (default) deletes the recomputed days and inserts them again; an engine
-    with partition overwrite (Spark) would overwrite the day partitions instead. -#}
+    with partition overwrite (Spark) would overwrite the day partitions instead.
 
-{% macro incremental_by_day(day_column='day_epoch') -%}
-    {{ return(adapter.dispatch('incremental_by_day')(day_column)) }}
+    `days_before`: how many days before the range the model rewrites as well (a model whose
+    rows of a day depend on the next day's first samples: 1); it is the model's
+    `meta.days_before`, which the tests read (tests/spark/test_spark_marts.py), and the model
+    passes the same number to the range macros below. -#}
+
+{% macro incremental_by_day(day_column='day_epoch', days_before=0) -%}
+    {{ return(adapter.dispatch('incremental_by_day')(day_column, days_before)) }}
 {%- endmacro %}
 
-{% macro default__incremental_by_day(day_column) -%}
+{% macro default__incremental_by_day(day_column, days_before) -%}
     {{ config(
         materialized='incremental',
         incremental_strategy=fleetledger_incremental_strategy(),
         unique_key=day_column,
-        on_schema_change='fail'
+        on_schema_change='fail',
+        meta={'day_model': true, 'days_before': days_before}
     ) }}
 {%- endmacro %}
 
 {#- Spark overwrites the recomputed day partitions (partitionOverwriteMode=dynamic, set in the
     spark profile) -#}
-{% macro spark__incremental_by_day(day_column) -%}
+{% macro spark__incremental_by_day(day_column, days_before) -%}
     {{ config(
         materialized='incremental',
         incremental_strategy=fleetledger_incremental_strategy(),
         partition_by=[day_column],
         file_format='parquet',
-        on_schema_change='fail'
+        on_schema_change='fail',
+        meta={'day_model': true, 'days_before': days_before}
     ) }}
 {%- endmacro %}
 

@@ -208,10 +208,15 @@ def test_every_mart_matches_the_duckdb_build(homes: dict[str, Path]) -> None:
     assert min(rows["fct_gpu_hours"], rows["fct_runs"], rows["fct_billing"]) > 0, rows
 
 
-#: the day models (macros/incremental.sql): incremental, one Parquet partition per day on Spark
-DAY_MODELS = sorted(
-    p.stem for p in PROJECT.glob("models/**/*.sql") if "incremental_by_day(" in p.read_text()
-)
+def _day_models(manifest: dict) -> dict[str, int]:
+    """The day models of a build (macros/incremental.sql: incremental, one Parquet partition per
+    day on Spark), each with how many days before a run's range it rewrites as well (its
+    `meta.days_before`)."""
+    return {
+        node["name"]: int(node["config"]["meta"]["days_before"])
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "model" and node["config"].get("meta", {}).get("day_model")
+    }
 
 
 def _partitions(table: Path) -> dict[str, dict[str, int]]:
@@ -227,33 +232,29 @@ def _rows_by_day(table: Path) -> list[tuple[int, int]]:
     return sorted(duckdb.execute(sql, [f"{table}/*/*.parquet"]).fetchall())
 
 
-SAME_DAY_MODELS = [
-    "int_gpu_samples",
-    "int_gpu_series_cadence",
-    "int_sample_intervals",
-    "int_sample_pieces",
-]
-DAY_BEFORE_MODELS = ["int_health_gpu_samples", "int_health_straggler_buckets"]
-
-
 def test_a_one_day_incremental_run_overwrites_only_that_days_partitions(
     homes: dict[str, Path],
 ) -> None:
     # runs last (it rewrites the second day's partitions, with the same rows): the day models
     # again with the pipeline's recompute range set to the fleet's second day only
     spark = homes["spark"]
+    # the models declared by day in the dbt project are those of the build
+    days_before = _day_models(_last_build(spark)["manifest"])
+    day_models = sorted(days_before)
+    sql = PROJECT.glob("models/**/*.sql")
+    assert day_models == sorted(p.stem for p in sql if "incremental_by_day(" in p.read_text())
     # the health day models rewrite the day before the range too (its last sample ends at the
     # range's first: docs/operations.md, "Incremental runs"), the others the range only
-    assert DAY_MODELS == sorted(SAME_DAY_MODELS + DAY_BEFORE_MODELS)
+    assert days_before["int_health_gpu_samples"] == 1 and days_before["int_gpu_samples"] == 0
     tables = {
-        m: spark / "build" / "spark" / "warehouse" / "intermediate.db" / m for m in DAY_MODELS
+        m: spark / "build" / "spark" / "warehouse" / "intermediate.db" / m for m in day_models
     }
     before = {m: _partitions(t) for m, t in tables.items()}
     rows_before = {m: _rows_by_day(t) for m, t in tables.items()}
     first, second = (
         str((START + timedelta(days=i) - date(1970, 1, 1)).days * 86400) for i in (0, 1)
     )
-    for m in DAY_MODELS:
+    for m in day_models:
         # two days, two partitions, each with its files
         assert sorted(before[m]) == [f"day_epoch={first}", f"day_epoch={second}"], m
         assert all(before[m].values()), m
@@ -262,14 +263,14 @@ def test_a_one_day_incremental_run_overwrites_only_that_days_partitions(
     env = {**os.environ, "FLEETLEDGER_HOME": str(spark), **cfg.warehouse.dbt_env(spark)}
     env |= {"FLEETLEDGER_RECOMPUTE_START": day, "FLEETLEDGER_RECOMPUTE_END": day}
     dbt = str(Path(sys.executable).parent / "dbt")
-    args = [dbt, "run", "--target", "spark", "-s", *DAY_MODELS]
+    args = [dbt, "run", "--target", "spark", "-s", *day_models]
     args += ["--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)]
     args += ["--target-path", str(spark / "dbt_incr"), "--log-path", str(spark / "dbt_incr_logs")]
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:]
     for m, table in tables.items():
         after = _partitions(table)
-        rewritten = [second] if m in SAME_DAY_MODELS else [first, second]
+        rewritten = [second] if days_before[m] == 0 else [first, second]
         for day in (first, second):
             key = f"day_epoch={day}"
             assert after[key], m

@@ -13,7 +13,7 @@
 -- last sample before it (the counters' and the XID gauge's previous values) and its first
 -- sample after it (a day's last sample is valid until then), so a run rewrites the days of its
 -- range and the day before it (whose last sample the range's first sample ends).
-{{ incremental_by_day() }}
+{{ incremental_by_day(days_before=1) }}
 with
 
 gpu_samples as (

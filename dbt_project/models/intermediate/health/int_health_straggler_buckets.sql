@@ -18,7 +18,7 @@
     ~ var('straggler_bucket_seconds')
 ) }}
 {%- endif %}
-{{ incremental_by_day() }}
+{{ incremental_by_day(days_before=1) }}
 with
 
 holdings as (
