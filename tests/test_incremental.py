@@ -176,6 +176,18 @@ def _aws_spend(path: Path, first: int, last: int) -> float:
         con.close()
 
 
+def _compiled_tests(home: Path) -> dict[str, tuple[str, str]]:
+    """The data tests of the home's last dbt build: test name -> (status, compiled SQL)."""
+    runs = [p for p in (home / "build" / "dbt").iterdir() if (p / "run_results.json").is_file()]
+    newest = max(runs, key=lambda p: p.stat().st_mtime)
+    results = json.loads((newest / "run_results.json").read_text())["results"]
+    return {
+        r["unique_id"].split(".")[2]: (r["status"], r.get("compiled_code") or "")
+        for r in results
+        if r["unique_id"].startswith("test.")
+    }
+
+
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The fleet built day by day, then its marts, then the same home fully rebuilt."""
@@ -197,6 +209,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["restated"] = _restate_cur(home)
     out["marked"] = _mark(home, 1, 5)
     out["results"][6] = _run(home, 6)
+    out["tests_day_6"] = _compiled_tests(home)
     out["still_marked"] = _marked(home, 1, 5)
     out["spend_1_5_after"] = _aws_spend(published_path(home), 1, 5)
     _unmark(home)
@@ -206,6 +219,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["daily"] = _marts(published_path(home))
     assert _mark(home, 3)["int_sample_pieces"][3] > 0
     out["results"]["full"] = _run(home, 1, DAYS, full_refresh=True)
+    out["tests_full"] = _compiled_tests(home)
     out["marked_after_full"] = _marked(home, 3)
     out["full"] = _marts(published_path(home))
     shutil.rmtree(home / "sources", ignore_errors=True)
@@ -269,3 +283,20 @@ def test_incremental_history_equals_the_full_rebuild_mart_by_mart(history: dict)
     # the history is the 10 days: 40 GPUs x 24 hours x 10 days = 9,600 GPU-hours
     assert full["fct_gpu_hours"].height == 40 * 24 * DAYS
     assert full["fct_gpu_hours"]["hour"].dt.date().n_unique() == DAYS
+
+
+def test_a_runs_data_tests_read_the_days_it_recomputed(history: dict) -> None:
+    # docs/operations.md, "Incremental runs": the day-6 run's tests of the landed samples and
+    # of a day model read days 5-6 (the range and the day before it); the full refresh's all
+    day6, full = history["tests_day_6"], history["tests_full"]
+    landed = next(k for k in day6 if k.startswith("unique_combination_stg_dcgm__samples_"))
+    day_model = next(k for k in day6 if k.startswith("unique_combination_int_gpu_samples_"))
+    assert day6[landed][0] == day6[day_model][0] == "pass"
+    assert (
+        f"sampled_at >= cast('{_day(5)} 00:00:00' as timestamp) and "
+        f"sampled_at < cast('{_day(7)} 00:00:00' as timestamp)"
+    ) in day6[landed][1]
+    assert f"day_epoch >= {_epoch(_day(5))} and day_epoch < {_epoch(_day(7))}" in day6[day_model][1]
+    for name in (landed, day_model):
+        assert full[name][0] == "pass"
+        assert "dbt_subquery" not in full[name][1], name
