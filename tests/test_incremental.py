@@ -35,7 +35,11 @@ RESTATE = 1.1
 RUN_LOGS = {"fct_data_health"}
 # the day models whose rows of days a run does not recompute must stay as they were, each with
 # the always-positive column its marks negate
-DAY_MODELS = {"int_gpu_samples": "power_w", "int_sample_pieces": "power_w"}
+DAY_MODELS = {
+    "int_gpu_samples": "power_w",
+    "int_sample_pieces": "power_w",
+    "int_gpu_last_samples": "power_w",
+}
 # day models whose rows of a day depend on the next day's first samples: a run rewrites the
 # days of its range and the day before it (docs/operations.md, "Incremental runs")
 DAY_BEFORE_MODELS = {
@@ -243,6 +247,8 @@ def test_the_day_6_run_recomputed_day_6_only(history: dict) -> None:
         assert marked["int_sample_pieces"][d] >= marked["int_gpu_samples"][d]
         # the health samples are the whole GPUs' samples: the same 40 GPUs every 5 minutes
         assert marked["int_health_gpu_samples"][d] >= 5 * 8 * 288 * 0.9
+        # one last sample a GPU and day (what the next day carries in)
+        assert 40 * 0.9 <= marked["int_gpu_last_samples"][d] <= 40
     # the marks of days 1 and 5 survived the day-6 run: it did not recompute those days
     for model in DAY_MODELS:
         assert still[model] == marked[model], model

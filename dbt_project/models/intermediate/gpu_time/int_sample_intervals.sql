@@ -2,9 +2,9 @@
 -- day: int_gpu_series_cadence); after a fatal XID the GPU is down until its next sample,
 -- however long that takes. Per GPU unit: a whole GPU, or one MIG instance (int_gpu_units).
 -- Cut at midnight into one row per accounted day the coverage reaches (int_days): a day's rows
--- depend only on that day's samples and the last sample before it, so they are stored by day
--- and a run recomputes the days of its range (macros/incremental.sql). A day's last sample
--- covers at most to midnight in that day's rows, whatever follows: the rest is the next day's
+-- depend only on that day's samples and the last sample before it (int_gpu_last_samples), so
+-- they are stored by day and a run recomputes the days of its range (macros/incremental.sql).
+-- A day's last sample covers at most to midnight in that day's rows, whatever follows: the rest is the next day's
 -- (its first rows: the carried-in sample, from midnight).
 {{ incremental_by_day() }}
 with
@@ -18,29 +18,36 @@ days as (
 
 recomputed_samples as (
 
-    select * from {{ ref('int_gpu_samples') }}
+    select
+        gpu_uuid, mig_instance, host, gpu_index, day_epoch, t, utilization, power_w, fb_used_mib,
+        is_fatal_xid
+    from {{ ref('int_gpu_samples') }}
     where {{ in_recomputed_days('day_epoch') }}
 
 ),
 
-last_before as (
+last_day_before as (
 
-    -- per series, the last sample before the first recomputed day: what covers into it
-    select gpu_uuid, mig_instance, max(t) as t
-    from {{ ref('int_gpu_samples') }}
-    where t < {{ first_recomputed_epoch() }}
+    -- per series, the latest day before the first recomputed one with samples: its last
+    -- sample (int_gpu_last_samples, a row per series and day) is what covers into the range
+    select gpu_uuid, mig_instance, max(day_epoch) as day_epoch
+    from {{ ref('int_gpu_last_samples') }}
+    where day_epoch < {{ first_recomputed_epoch() }}
     group by gpu_uuid, mig_instance
 
 ),
 
 carried_in as (
 
-    select samples.*
-    from {{ ref('int_gpu_samples') }} as samples
-    inner join last_before
-        on last_before.gpu_uuid = samples.gpu_uuid
-        and last_before.mig_instance = samples.mig_instance
-        and last_before.t = samples.t
+    select
+        last_samples.gpu_uuid, last_samples.mig_instance, last_samples.host,
+        last_samples.gpu_index, last_samples.day_epoch, last_samples.t, last_samples.utilization,
+        last_samples.power_w, last_samples.fb_used_mib, last_samples.is_fatal_xid
+    from {{ ref('int_gpu_last_samples') }} as last_samples
+    inner join last_day_before
+        on last_day_before.gpu_uuid = last_samples.gpu_uuid
+        and last_day_before.mig_instance = last_samples.mig_instance
+        and last_day_before.day_epoch = last_samples.day_epoch
 
 ),
 

@@ -10,27 +10,41 @@
 -- counters restart when the driver reloads, so after a drop the new value is the increase;
 -- remapped-row counters are persistent (kept across reboots), so a drop adds nothing.
 -- Stored by sample day (macros/incremental.sql): a day's rows depend on its samples, the GPU's
--- last sample before it (the counters' and the XID gauge's previous values) and its first
--- sample after it (a day's last sample is valid until then), so a run rewrites the days of its
--- range and the day before it (whose last sample the range's first sample ends).
+-- last sample before it (int_gpu_last_samples: the counters' and the XID gauge's previous
+-- values) and its first sample after it (a day's last sample is valid until then), so a run
+-- rewrites the days of its range and the day before it (whose last sample the range's first
+-- sample ends).
 {{ incremental_by_day(days_before=1) }}
 with
 
 gpu_samples as (
 
-    select * from {{ ref('int_gpu_samples') }}
+    select gpu_uuid, host, gpu_index, t, utilization, sm_clock_mhz, xid
+    from {{ ref('int_gpu_samples') }}
     where mig_instance = '' and {{ in_recomputed_days('day_epoch', days_before=1) }}
+
+),
+
+last_day_before as (
+
+    -- per GPU, the latest day before the rewritten days with samples: its last sample
+    -- (int_gpu_last_samples) gives the first rewritten sample's previous values (not a row of
+    -- this run's output)
+    select gpu_uuid, max(day_epoch) as day_epoch
+    from {{ ref('int_gpu_last_samples') }}
+    where mig_instance = '' and day_epoch < {{ first_recomputed_epoch(days_before=1) }}
+    group by gpu_uuid
 
 ),
 
 carried_in as (
 
-    -- per GPU, the last sample before the rewritten days: the previous values of the first
-    -- rewritten sample (not a row of this run's output)
-    select gpu_uuid, max(t) as t
-    from {{ ref('int_gpu_samples') }}
-    where mig_instance = '' and t < {{ first_recomputed_epoch(days_before=1) }}
-    group by gpu_uuid
+    select last_samples.*
+    from {{ ref('int_gpu_last_samples') }} as last_samples
+    inner join last_day_before
+        on last_day_before.gpu_uuid = last_samples.gpu_uuid
+        and last_day_before.day_epoch = last_samples.day_epoch
+    where last_samples.mig_instance = ''
 
 ),
 
@@ -46,11 +60,8 @@ next_after as (
 
 carried_samples as (
 
-    select samples.*
-    from {{ ref('int_gpu_samples') }} as samples
-    inner join carried_in
-        on carried_in.gpu_uuid = samples.gpu_uuid and carried_in.t = samples.t
-    where samples.mig_instance = ''
+    select gpu_uuid, host, gpu_index, t, utilization, sm_clock_mhz, xid
+    from carried_in
 
 ),
 
@@ -58,14 +69,6 @@ dcgm_samples as (
 
     select * from {{ ref('int_dcgm_samples') }}
     where {{ at_recomputed_times('sampled_at', days_before=1) }}
-    {%- if recompute_range() is not none %}
-    union all
-    select dcgm.* from {{ ref('int_dcgm_samples') }} as dcgm
-    inner join carried_in
-        on carried_in.gpu_uuid = dcgm.gpu_uuid
-        and carried_in.t = {{ to_epoch('dcgm.sampled_at') }}
-    where dcgm.sampled_at < {{ from_epoch(first_recomputed_epoch(days_before=1)) }}
-    {%- endif %}
 
 ),
 
@@ -102,6 +105,20 @@ health_fields as (
             'DCGM_EXP_XID_ERRORS_COUNT'
         )
     group by gpu_uuid, {{ to_epoch('sampled_at') }}
+    union all
+    -- the carried-in sample's counter totals (the throttle reasons and the row-remap failure
+    -- gauge of a row not output do not matter)
+    select
+        gpu_uuid,
+        t,
+        cast(null as double) as throttle_reasons,
+        ecc_sbe_total,
+        ecc_dbe_total,
+        correctable_remapped_rows_total,
+        uncorrectable_remapped_rows_total,
+        cast(null as double) as row_remap_failure,
+        false as exports_xid_count
+    from carried_in
 
 ),
 
