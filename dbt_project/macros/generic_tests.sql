@@ -66,3 +66,36 @@
         {%- do return(relation) -%}
     {%- endif -%}
 {%- endmacro %}
+
+{#- Spark: the same (dbt-spark has no get_where_subquery of its own) -#}
+{% macro spark__get_where_subquery(relation) -%}
+    {%- set conditions = [] -%}
+    {%- set where = config.get('where', '') -%}
+    {%- if where -%}{%- do conditions.append('(' ~ where ~ ')') -%}{%- endif -%}
+    {%- set start = env_var('FLEETLEDGER_RECOMPUTE_START', '') -%}
+    {%- set end = env_var('FLEETLEDGER_RECOMPUTE_END', '') -%}
+    {%- if execute and not flags.FULL_REFRESH and start != '' and end != '' and model.attached_node -%}
+        {%- set meta = graph.nodes[model.attached_node].config.meta or {} -%}
+        {%- set one_day = modules.datetime.timedelta(days=1) -%}
+        {%- set first = modules.datetime.date.fromisoformat(start[:10]) - one_day -%}
+        {%- set after = modules.datetime.date.fromisoformat(end[:10]) + one_day -%}
+        {%- if meta.get('day_model') -%}
+            {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
+            {%- do conditions.append(
+                '(day_epoch >= ' ~ (first - epoch).days * 86400
+                ~ ' and day_epoch < ' ~ (after - epoch).days * 86400 ~ ')'
+            ) -%}
+        {%- elif meta.get('test_days_timestamp') -%}
+            {%- set ts = meta['test_days_timestamp'] -%}
+            {%- do conditions.append(
+                '(' ~ ts ~ " >= cast('" ~ first.isoformat() ~ " 00:00:00' as timestamp) and "
+                ~ ts ~ " < cast('" ~ after.isoformat() ~ " 00:00:00' as timestamp))"
+            ) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- if conditions -%}
+        {%- do return('(select * from ' ~ relation ~ ' where ' ~ conditions | join(' and ') ~ ') dbt_subquery') -%}
+    {%- else -%}
+        {%- do return(relation) -%}
+    {%- endif -%}
+{%- endmacro %}
