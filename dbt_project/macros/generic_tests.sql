@@ -33,42 +33,10 @@
     changes no row of a day it does not recompute, and ingest lands only its range's days. A
     full refresh, and a dbt run without the pipeline's range (by hand), test every row. -#}
 
-{#- (one macro: dbt resolves it from its own namespace, where this project's other macros are not
-    all visible; the day bounds are portable timestamp literals) -#}
-{% macro default__get_where_subquery(relation) -%}
-    {%- set conditions = [] -%}
-    {%- set where = config.get('where', '') -%}
-    {%- if where -%}{%- do conditions.append('(' ~ where ~ ')') -%}{%- endif -%}
-    {%- set start = env_var('FLEETLEDGER_RECOMPUTE_START', '') -%}
-    {%- set end = env_var('FLEETLEDGER_RECOMPUTE_END', '') -%}
-    {%- if execute and not flags.FULL_REFRESH and start != '' and end != '' and model.attached_node -%}
-        {%- set meta = graph.nodes[model.attached_node].config.meta or {} -%}
-        {%- set one_day = modules.datetime.timedelta(days=1) -%}
-        {%- set first = modules.datetime.date.fromisoformat(start[:10]) - one_day -%}
-        {%- set after = modules.datetime.date.fromisoformat(end[:10]) + one_day -%}
-        {%- if meta.get('day_model') -%}
-            {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
-            {%- do conditions.append(
-                '(day_epoch >= ' ~ (first - epoch).days * 86400
-                ~ ' and day_epoch < ' ~ (after - epoch).days * 86400 ~ ')'
-            ) -%}
-        {%- elif meta.get('test_days_timestamp') -%}
-            {%- set ts = meta['test_days_timestamp'] -%}
-            {%- do conditions.append(
-                '(' ~ ts ~ " >= cast('" ~ first.isoformat() ~ " 00:00:00' as timestamp) and "
-                ~ ts ~ " < cast('" ~ after.isoformat() ~ " 00:00:00' as timestamp))"
-            ) -%}
-        {%- endif -%}
-    {%- endif -%}
-    {%- if conditions -%}
-        {%- do return('(select * from ' ~ relation ~ ' where ' ~ conditions | join(' and ') ~ ') dbt_subquery') -%}
-    {%- else -%}
-        {%- do return(relation) -%}
-    {%- endif -%}
-{%- endmacro %}
-
-{#- Spark: the same (dbt-spark has no get_where_subquery of its own) -#}
-{% macro spark__get_where_subquery(relation) -%}
+{#- (this project's `get_where_subquery` replaces dbt's, which would dispatch per adapter: the
+    same on every engine; one macro, since a macro dbt calls from its own namespace does not see
+    all of this project's macros; the day bounds are portable timestamp literals) -#}
+{% macro get_where_subquery(relation) -%}
     {%- set conditions = [] -%}
     {%- set where = config.get('where', '') -%}
     {%- if where -%}{%- do conditions.append('(' ~ where ~ ')') -%}{%- endif -%}
