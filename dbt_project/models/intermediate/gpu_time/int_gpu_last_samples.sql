@@ -26,19 +26,7 @@ last_times as (
 
 last_samples as (
 
-    select
-        samples.gpu_uuid,
-        samples.mig_instance,
-        samples.host,
-        samples.gpu_index,
-        samples.day_epoch,
-        samples.t,
-        samples.utilization,
-        samples.power_w,
-        samples.fb_used_mib,
-        samples.sm_clock_mhz,
-        samples.xid,
-        samples.is_fatal_xid
+    select samples.*
     from samples
     inner join last_times
         on last_times.gpu_uuid = samples.gpu_uuid

@@ -58,13 +58,6 @@ next_after as (
 
 ),
 
-carried_samples as (
-
-    select gpu_uuid, host, gpu_index, t, utilization, sm_clock_mhz, xid
-    from carried_in
-
-),
-
 dcgm_samples as (
 
     select * from {{ ref('int_dcgm_samples') }}
@@ -137,7 +130,8 @@ all_samples as (
 
     select gpu_samples.*, true as is_rewritten from gpu_samples
     union all
-    select carried_samples.*, false as is_rewritten from carried_samples
+    select gpu_uuid, host, gpu_index, t, utilization, sm_clock_mhz, xid, false as is_rewritten
+    from carried_in
 
 ),
 
