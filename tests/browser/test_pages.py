@@ -289,18 +289,19 @@ def _choose(page: Any, key: str, option: str) -> None:
     listbox = page.get_by_role("listbox")
     wanted = listbox.get_by_role("option", name=option, exact=True)
     # the widget is re-rendered by the rerun a previous pick started: a click on the chevron of
-    # the old element opens nothing, so the list is opened again (up to three times) until the
-    # option shows
+    # the old element opens nothing, and a list open while the rerun lands is replaced under the
+    # pointer (its option "not stable", then detached), so the list is opened and the option
+    # clicked again (up to three times) until the click lands
     for attempt in range(3):
         _widget(page, key).locator('button[aria-haspopup="listbox"]').click()
         try:
             expect(wanted).to_be_visible(timeout=10_000)
+            wanted.click(timeout=10_000)
             break
         except (AssertionError, PlaywrightTimeout):
             if attempt == 2:
                 raise
             page.keyboard.press("Escape")
-    wanted.click()
     if listbox.is_visible():
         page.keyboard.press("Escape")
     expect(listbox).to_be_hidden()
