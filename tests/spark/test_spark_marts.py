@@ -49,11 +49,16 @@ MARTS = sorted(p.stem for p in (PROJECT / "models" / "marts").glob("*.sql"))
 
 #: the Spark session of the test build (config `warehouse.spark`, docs/scaling.md): one shuffle
 #: partition (a few thousand rows a model), the JVM's quick JIT tier only and a serial GC (short
-#: jobs on 2 cores), and a Derby metastore that does not sync its log to disk (a throwaway
+#: jobs on 2 cores) with room for its compiled code (with the quick tier only the JVM reserves
+#: 48 MB, which one more model filled: "Out of space in CodeCache", and the driver died), and a
+#: Derby metastore that does not sync its log to disk (a throwaway
 #: catalog; every model's create/drop is a metastore transaction)
 SPARK_SESSION = {
     "shuffle_partitions": 1,
-    "java_options": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dderby.system.durability=test",
+    "java_options": (
+        "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=256m "
+        "-Dderby.system.durability=test"
+    ),
 }
 
 
