@@ -291,20 +291,41 @@ def _choose(page: Any, key: str, option: str) -> None:
     # the widget is re-rendered by the rerun a previous pick started: a click on the chevron of
     # the old element opens nothing, and a list open while the rerun lands is replaced under the
     # pointer (its option "not stable", then detached), so the list is opened and the option
-    # clicked again (up to three times) until the click lands
+    # clicked again (up to three times) until the widget shows the option as picked (a click on
+    # an option the rerun replaced at that instant lands on nothing, and the URL never changes)
     for attempt in range(3):
+        if attempt and page.evaluate(_PICKED_JS, [key, option]):
+            break  # the last try's pick landed after its wait
         _widget(page, key).locator('button[aria-haspopup="listbox"]').click()
         try:
             expect(wanted).to_be_visible(timeout=10_000)
             wanted.click(timeout=10_000)
+            if listbox.is_visible():
+                page.keyboard.press("Escape")
+            _wait_picked(page, key, option)
             break
         except (AssertionError, PlaywrightTimeout):
             if attempt == 2:
                 raise
-            page.keyboard.press("Escape")
-    if listbox.is_visible():
-        page.keyboard.press("Escape")
+            if listbox.is_visible():
+                page.keyboard.press("Escape")
     expect(listbox).to_be_hidden()
+
+
+# whether the widget of a key shows an option as picked: a select box's combobox holds it as
+# its value, a multiselect shows it as a tag (an element with `data-tag`, labelled the option)
+_PICKED_JS = """([key, option]) => {
+    const widget = document.querySelector(`.st-key-${key}`);
+    if (!widget) return false;
+    const values = [...widget.querySelectorAll('input')].map((input) => input.value);
+    const tags = [...widget.querySelectorAll('[data-tag]')]
+        .map((tag) => tag.getAttribute('aria-label'));
+    return values.includes(option) || tags.includes(option);
+}"""
+
+
+def _wait_picked(page: Any, key: str, option: str) -> None:
+    page.wait_for_function(_PICKED_JS, arg=[key, option], timeout=10_000)
 
 
 def _rerun_to(page: Any, *, params: dict[str, list[str] | None], text: str) -> None:
@@ -316,7 +337,18 @@ def _rerun_to(page: Any, *, params: dict[str, list[str] | None], text: str) -> N
         query = parse_qs(urlsplit(url).query)
         return all(query.get(name) == value for name, value in params.items())
 
-    page.wait_for_url(_url_has)
+    # Streamlit writes the query string with history.replaceState: polled in the page, not
+    # awaited as a navigation event (page.wait_for_url missed one in a CI run)
+    page.wait_for_function(
+        """(params) => {
+            const query = new URLSearchParams(window.location.search);
+            return Object.entries(params).every(([name, value]) => value === null
+                ? !query.has(name)
+                : JSON.stringify(query.getAll(name)) === JSON.stringify(value));
+        }""",
+        arg=params,
+        timeout=45_000,
+    )
     expect(page.locator('[data-testid="stMain"]').get_by_text(text, exact=True)).to_be_visible()
     wait_rendered(page)
     assert _url_has(page.url), page.url
