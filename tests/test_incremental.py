@@ -39,12 +39,19 @@ DAY_MODELS = {
     "int_gpu_samples": "power_w",
     "int_sample_pieces": "power_w",
     "int_gpu_last_samples": "power_w",
+    "int_gpu_sample_labels": "t",
+    "int_gpu_hour_telemetry": "energy_wh",
+    "int_run_gpu_hours": "energy_wh",
+    "int_inference_last_samples": "value",
+    "int_inference_sample_increases": "value",
+    "int_inference_counter_hours": "samples",
 }
 # day models whose rows of a day depend on the next day's first samples: a run rewrites the
 # days of its range and the day before it (docs/operations.md, "Incremental runs")
 DAY_BEFORE_MODELS = {
     "int_health_gpu_samples": "sm_clock_mhz",
     "int_health_straggler_buckets": "gpus_compared",
+    "int_health_straggler_pieces": "buckets",
 }
 MARKED_MODELS = {**DAY_MODELS, **DAY_BEFORE_MODELS}
 
@@ -249,6 +256,23 @@ def test_the_day_6_run_recomputed_day_6_only(history: dict) -> None:
         assert marked["int_health_gpu_samples"][d] >= 5 * 8 * 288 * 0.9
         # one last sample a GPU and day (what the next day carries in)
         assert 40 * 0.9 <= marked["int_gpu_last_samples"][d] <= 40
+        # the GPU-hours the samples cover: 40 GPUs x 24 hours, at least 90 % of them
+        assert 40 * 24 * 0.9 <= marked["int_gpu_hour_telemetry"][d] <= 40 * 24
+        # the runs' GPU-hours and the samples' job and pod labels of the day
+        assert marked["int_run_gpu_hours"][d] > 0
+        assert marked["int_gpu_sample_labels"][d] > 0
+        # the vLLM servers' counter samples, their last ones of the day and their hours
+        assert marked["int_inference_sample_increases"][d] > 0
+        assert (
+            0
+            < marked["int_inference_last_samples"][d]
+            < marked["int_inference_sample_increases"][d]
+        )
+        assert (
+            0
+            < marked["int_inference_counter_hours"][d]
+            <= marked["int_inference_sample_increases"][d]
+        )
     # the marks of days 1 and 5 survived the day-6 run: it did not recompute those days
     for model in DAY_MODELS:
         assert still[model] == marked[model], model

@@ -1,10 +1,14 @@
 -- What the samples say about each GPU unit-hour: covered and fatal seconds, energy (device
--- level: MIG instances report no power), utilisation.
+-- level: MIG instances report no power), utilisation. A day's pieces lie within that day
+-- (int_sample_intervals cuts them at midnight), so its hours are stored by day and a run
+-- recomputes the days of its range (macros/incremental.sql).
+{{ incremental_by_day() }}
 with
 
 pieces as (
 
     select * from {{ ref('int_sample_pieces') }}
+    where {{ in_recomputed_days('day_epoch') }}
 
 ),
 
@@ -19,9 +23,10 @@ final as (
         sum(coalesce(power_w, 0) * seconds) / 3600 as energy_wh,
         sum(case when not is_fatal_xid then utilization * seconds end)
             / nullif(sum(case when not is_fatal_xid then seconds end), 0) as mean_utilization,
-        max(fb_used_mib) as max_memory_used_mib
+        max(fb_used_mib) as max_memory_used_mib,
+        day_epoch
     from pieces
-    group by gpu_uuid, mig_instance, hour_epoch
+    group by gpu_uuid, mig_instance, hour_epoch, day_epoch
 
 )
 

@@ -1,71 +1,48 @@
 -- Straggler episodes: maximal runs of consecutive trailing buckets of one GPU in one run, per
 -- metric (`utilization` | `sm_clock`), kept when they last at least var straggler_min_seconds.
 -- An episode ends at a bucket that does not trail, or where the GPU's samples stop (a gap
--- longer than the stale window: not observed is not counted as straggling).
+-- longer than the stale window: not observed is not counted as straggling). Made of the days'
+-- pieces (int_health_straggler_pieces, cut at midnight): a piece that starts at its day's first
+-- bucket continues the previous piece when that one ran to its day's last bucket and the two
+-- touch (an episode across midnight), so this model reads a row per piece, not the buckets.
 with
 
-buckets as (
+pieces as (
 
-    select * from {{ ref('int_health_straggler_buckets') }}
-
-),
-
-flags as (
-
-    select
-        run_id,
-        gpu_uuid,
-        host,
-        gpu_index,
-        'utilization' as metric,
-        t_from,
-        t_to,
-        utilization as value,
-        median_other_utilization as median_other,
-        utilization_trails as trails
-    from buckets
-    union all
-    select
-        run_id,
-        gpu_uuid,
-        host,
-        gpu_index,
-        'sm_clock' as metric,
-        t_from,
-        t_to,
-        sm_clock_mhz as value,
-        median_other_sm_clock_mhz as median_other,
-        sm_clock_trails as trails
-    from buckets
-    where sm_clock_mhz is not null
+    select * from {{ ref('int_health_straggler_pieces') }}
 
 ),
 
-marked as (
+ordered as (
 
     select
-        flags.*,
-        lag(trails) over (partition by run_id, gpu_uuid, metric order by t_from) as prev_trails,
-        lag(t_to) over (partition by run_id, gpu_uuid, metric order by t_from) as prev_t_to
-    from flags
+        pieces.*,
+        lag(ended_epoch) over (
+            partition by run_id, gpu_uuid, metric order by started_epoch
+        ) as prev_ended_epoch,
+        lag(ends_the_day) over (
+            partition by run_id, gpu_uuid, metric order by started_epoch
+        ) as prev_ends_the_day
+    from pieces
 
 ),
 
 numbered as (
 
     select
-        marked.*,
+        ordered.*,
         sum(
             case
-                when trails and (not coalesce(prev_trails, false) or t_from > prev_t_to) then 1
-                else 0
+                when starts_the_day and coalesce(prev_ends_the_day, false)
+                    and started_epoch <= prev_ended_epoch then 0
+                else 1
             end
         ) over (
             partition by run_id, gpu_uuid, metric
-            order by t_from
+            order by started_epoch
             rows between unbounded preceding and current row
         ) as episode
-    from marked
+    from ordered
 
 ),
 
@@ -78,13 +55,12 @@ episodes as (
         gpu_index,
         metric,
         episode,
-        min(t_from) as started_epoch,
-        max(t_to) as ended_epoch,
-        count(*) as buckets,
-        avg(value) as mean_value,
-        avg(median_other) as mean_median_other
+        min(started_epoch) as started_epoch,
+        max(ended_epoch) as ended_epoch,
+        cast(sum(buckets) as bigint) as buckets,
+        sum(value_sum) / nullif(sum(values_counted), 0) as mean_value,
+        sum(median_other_sum) / nullif(sum(median_others_counted), 0) as mean_median_other
     from numbered
-    where trails
     group by run_id, gpu_uuid, host, gpu_index, metric, episode
 
 ),

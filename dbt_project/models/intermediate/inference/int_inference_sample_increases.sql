@@ -6,14 +6,17 @@
 -- is the new value (Prometheus' increase() rule: counter_increase macro). A series' first
 -- sample has no increase (null: there is nothing to compare it with). Duplicates of one sample
 -- (the same series scraped by two jobs: other `labels`) count once. The increase belongs to
--- the UTC hour of the sample (`hour_epoch`).
+-- the UTC hour of the sample (`hour_epoch`). Stored by sample day: a run recomputes the days of
+-- its range, each series' first sample in it compared with the series' last sample before it
+-- (int_inference_last_samples: one row per series and earlier day, not the landed history).
 {%- set series = [] -%}
 {%- for h in var('inference_histograms') -%}
     {%- do series.extend([h ~ '_bucket', h ~ '_sum', h ~ '_count']) -%}
 {%- endfor %}
+{{ incremental_by_day() }}
 with
 
-samples as (
+recomputed as (
 
     select
         host,
@@ -32,7 +35,38 @@ samples as (
         '{{ m }}'{{ ',' if not loop.last }}
         {%- endfor %}
     )
+        and {{ at_recomputed_times('sampled_at') }}
     group by 1, 2, 3, 4, 5, 6, 7, 8, 9
+
+),
+
+last_before as (
+
+    -- each series' last sample before the first recomputed day (none on a full build)
+    select
+        host, k8s_namespace, k8s_pod, k8s_container, model_name, metric, le, finished_reason,
+        sampled_epoch as t,
+        value,
+        row_number() over (
+            partition by
+                host, k8s_namespace, k8s_pod, k8s_container, model_name, metric, le,
+                finished_reason
+            order by sampled_epoch desc
+        ) as newest_first
+    from {{ ref('int_inference_last_samples') }}
+    where day_epoch < {{ first_recomputed_epoch() }}
+
+),
+
+samples as (
+
+    select recomputed.*, false as is_carried_in from recomputed
+    union all
+    select
+        host, k8s_namespace, k8s_pod, k8s_container, model_name, metric, le, finished_reason,
+        t, value, true as is_carried_in
+    from last_before
+    where newest_first = 1
 
 ),
 
@@ -77,8 +111,10 @@ final as (
         value,
         previous_value,
         is_reset,
-        increase
+        increase,
+        floor(t / 86400) * 86400 as day_epoch
     from increases
+    where not is_carried_in
 
 )
 

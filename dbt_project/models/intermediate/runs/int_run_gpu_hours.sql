@@ -3,11 +3,15 @@
 -- idle); held seconds no sample covers count as busy and as unobserved. Scaled by the run's
 -- share of the unit in each stretch of time (int_run_gpu_holding_segments: k/m of the free GPUs
 -- for node-level holdings, 1 / (runs holding the unit at once) for labelled ones).
+-- Stored by day (the day of the hour): a run recomputes the hours of the days of its range from
+-- the stored pieces of those days (macros/incremental.sql; docs/operations.md).
+{{ incremental_by_day() }}
 with
 
 holding_segments as (
 
     select * from {{ ref('int_run_gpu_holding_segments') }}
+    where seg_to > {{ first_recomputed_epoch() }} and seg_from < {{ after_recomputed_epoch() }}
 
 ),
 
@@ -20,6 +24,7 @@ offsets as (
 pieces as (
 
     select * from {{ ref('int_sample_pieces') }}
+    where {{ in_recomputed_days('day_epoch') }}
 
 ),
 
@@ -43,6 +48,9 @@ holding_hours as (
     from holding_segments
     inner join offsets
         on {{ spread_join('holding_segments.seg_from', 'holding_segments.seg_to') }}
+    where {{ in_recomputed_days(
+        'floor((' ~ spread_period_start('holding_segments.seg_from') ~ ') / 86400) * 86400'
+    ) }}
 
 ),
 
@@ -135,7 +143,8 @@ final as (
         sum(allocated_idle_seconds) as allocated_idle_seconds,
         sum(down_seconds) as down_seconds,
         sum(unobserved_seconds) as unobserved_seconds,
-        sum(energy_wh) as energy_wh
+        sum(energy_wh) as energy_wh,
+        floor(hour_epoch / 86400) * 86400 as day_epoch
     from per_segment_hour
     group by run_id, gpu_uuid, mig_instance, hour_epoch
 

@@ -1,0 +1,113 @@
+-- The straggler episodes of each day, cut at midnight: maximal runs of consecutive trailing
+-- buckets of one GPU in one run, per metric (`utilization` | `sm_clock`), among the day's
+-- buckets (int_health_straggler_buckets: a bucket never spans midnight). A piece ends at a
+-- bucket that does not trail, where the GPU's samples stop (a gap longer than the stale
+-- window: not observed is not counted as straggling), or at the day's last bucket;
+-- int_health_straggler_episodes joins a piece that runs to its day's last bucket with the next
+-- day's piece that starts at that day's first bucket, when the buckets touch. Stored by day: a
+-- run rewrites the days int_health_straggler_buckets rewrites (its range and the day before
+-- it; macros/incremental.sql).
+{{ incremental_by_day(days_before=1) }}
+with
+
+buckets as (
+
+    select * from {{ ref('int_health_straggler_buckets') }}
+    where {{ in_recomputed_days('day_epoch', days_before=1) }}
+
+),
+
+flags as (
+
+    select
+        run_id,
+        gpu_uuid,
+        host,
+        gpu_index,
+        day_epoch,
+        'utilization' as metric,
+        t_from,
+        t_to,
+        utilization as value,
+        median_other_utilization as median_other,
+        utilization_trails as trails
+    from buckets
+    union all
+    select
+        run_id,
+        gpu_uuid,
+        host,
+        gpu_index,
+        day_epoch,
+        'sm_clock' as metric,
+        t_from,
+        t_to,
+        sm_clock_mhz as value,
+        median_other_sm_clock_mhz as median_other,
+        sm_clock_trails as trails
+    from buckets
+    where sm_clock_mhz is not null
+
+),
+
+marked as (
+
+    select
+        flags.*,
+        lag(trails) over (
+            partition by run_id, gpu_uuid, metric, day_epoch order by t_from
+        ) as prev_trails,
+        lag(t_to) over (
+            partition by run_id, gpu_uuid, metric, day_epoch order by t_from
+        ) as prev_t_to,
+        row_number() over (
+            partition by run_id, gpu_uuid, metric, day_epoch order by t_from
+        ) as bucket_of_day,
+        count(*) over (partition by run_id, gpu_uuid, metric, day_epoch) as buckets_of_day
+    from flags
+
+),
+
+numbered as (
+
+    select
+        marked.*,
+        sum(
+            case
+                when trails and (not coalesce(prev_trails, false) or t_from > prev_t_to) then 1
+                else 0
+            end
+        ) over (
+            partition by run_id, gpu_uuid, metric, day_epoch
+            order by t_from
+            rows between unbounded preceding and current row
+        ) as piece
+    from marked
+
+),
+
+final as (
+
+    select
+        run_id,
+        gpu_uuid,
+        host,
+        gpu_index,
+        metric,
+        min(t_from) as started_epoch,
+        max(t_to) as ended_epoch,
+        count(*) as buckets,
+        sum(value) as value_sum,
+        count(value) as values_counted,
+        sum(median_other) as median_other_sum,
+        count(median_other) as median_others_counted,
+        min(bucket_of_day) = 1 as starts_the_day,
+        max(bucket_of_day) = max(buckets_of_day) as ends_the_day,
+        day_epoch
+    from numbered
+    where trails
+    group by run_id, gpu_uuid, host, gpu_index, metric, day_epoch, piece
+
+)
+
+select * from final
