@@ -45,6 +45,7 @@ DAY_MODELS = {
     "int_inference_last_samples": "value",
     "int_inference_sample_increases": "value",
     "int_inference_counter_hours": "samples",
+    "int_dcgm_outside_host_days": "samples",
 }
 # day models whose rows of a day depend on the next day's first samples: a run rewrites the
 # days of its range and the day before it (docs/operations.md, "Incremental runs")

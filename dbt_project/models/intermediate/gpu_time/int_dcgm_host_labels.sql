@@ -3,7 +3,7 @@
 -- and a series whose host names no inventory node carries a `node` or `kubernetes_node` label
 -- naming one, that label is the host (`resolved_by`). Series that stay outside the inventory
 -- are counted per source and host for data health (int_data_health_findings), never dropped
--- silently.
+-- silently. Summed over the days' counts (int_dcgm_outside_host_days), not the landed samples.
 with
 
 inventory as (
@@ -16,12 +16,11 @@ outside as (
 
     select
         x_source,
-        host as reported_host,
-        coalesce(labels, '') as labels,
-        count(*) as samples
-    from {{ ref('stg_dcgm__samples') }}
-    where host not in (select host from inventory)
-    group by x_source, host, coalesce(labels, '')
+        reported_host,
+        labels,
+        cast(sum(samples) as bigint) as samples
+    from {{ ref('int_dcgm_outside_host_days') }}
+    group by x_source, reported_host, labels
 
 ),
 
