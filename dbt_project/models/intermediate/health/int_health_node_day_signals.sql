@@ -8,15 +8,21 @@
 --     0x2 app clocks, 0x10 sync boost and 0x100 display are not throttling.
 --   counters and the failure gauge: on the day of the sample that shows them.
 -- A column is null where no GPU of the node reports its field that day.
+-- Stored by day: a run rewrites the days int_health_gpu_samples rewrites (its range and the
+-- day before it) from their samples and those of the day before them (what covers past
+-- midnight); a row of the day after the range (the range's last samples covering past
+-- midnight) is written too, as a full build has it (macros/incremental.sql).
 {%- set reasons = var('throttle_reasons') %}
 {%- set any_bits = reasons.values() | sum %}
 {%- set thermal_bits = reasons['sw_thermal'] + reasons['hw_thermal'] %}
 {%- set power_bits = reasons['sw_power_cap'] + reasons['hw_power_brake'] %}
+{{ incremental_by_day(days_before=1) }}
 with
 
 samples as (
 
     select * from {{ ref('int_health_gpu_samples') }}
+    where {{ in_recomputed_days('day_epoch', days_before=2) }}
 
 ),
 
@@ -109,6 +115,7 @@ final as (
     from throttle
     left join counters
         on counters.host = throttle.host and counters.day_epoch = throttle.day_epoch
+    where throttle.day_epoch >= {{ first_recomputed_epoch(days_before=1) }}
 
 )
 
