@@ -150,6 +150,11 @@ def _export_tables(path: Path, warehouse_dir: Path, counts: dict[str, int]) -> N
             for table in _spark_tables(warehouse_dir, schema):
                 files = sorted(str(f) for f in table.rglob("[!._]*.parquet"))
                 if not files:
+                    # a partitioned table with no row: the empty file with its schema that
+                    # the build wrote beside it (macros/incremental.sql, spark_schema_file)
+                    schema_dir = table.parent / "_schemas" / table.name
+                    files = sorted(str(f) for f in schema_dir.glob("[!._]*.parquet"))
+                if not files:
                     raise PublishError(f"{table}: a Spark table without a Parquet file")
                 name = f'"{schema}"."{table.name}"'
                 con.execute(f"create table {name} as select * from read_parquet(?)", [files])

@@ -46,6 +46,8 @@ DAY_MODELS = {
     "int_inference_sample_increases": "value",
     "int_inference_counter_hours": "samples",
     "int_dcgm_outside_host_days": "samples",
+    "int_gpu_energy_last_samples": "counter_mj",
+    "int_gpu_energy_counter": "counter_mj",
 }
 # day models whose rows of a day depend on the next day's first samples: a run rewrites the
 # days of its range and the day before it (docs/operations.md, "Incremental runs")

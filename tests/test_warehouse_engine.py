@@ -5,6 +5,7 @@ reads Parquet laid out as a Spark warehouse writes it (tests/spark/ builds on Sp
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -119,6 +120,38 @@ def test_a_spark_build_is_exported_to_the_build_warehouse(tmp_path: Path) -> Non
     finally:
         con.close()
     assert not list(build_path(tmp_path).parent.glob(".*export"))
+
+
+def test_a_day_model_without_rows_is_exported_with_its_columns(tmp_path: Path) -> None:
+    """A partitioned Spark table with no row (no host outside the inventory) has a folder and
+    no Parquet file; the empty schema file its build wrote under `_schemas/` gives the DuckDB
+    table its columns and types. A table with neither fails, naming the folder."""
+    wh = tmp_path / "spark-warehouse"
+    _spark_table(wh, "main", "fct_gpu_hours", [pa.table({"host": ["a"], "gpu_hours": [1.5]})])
+    empty = wh / "intermediate.db" / "int_dcgm_outside_host_days"
+    empty.mkdir(parents=True)
+    (empty / "_SUCCESS").write_bytes(b"")
+    schema = pa.schema([("reported_host", pa.string()), ("samples", pa.int64())])
+    schema_dir = wh / "intermediate.db" / "_schemas" / "int_dcgm_outside_host_days"
+    schema_dir.mkdir(parents=True)
+    pq.write_table(schema.empty_table(), schema_dir / "part-00000-x-c000.snappy.parquet")
+
+    counts = export_spark_warehouse(tmp_path, wh)
+
+    assert counts == {"main.fct_gpu_hours": 1, "intermediate.int_dcgm_outside_host_days": 0}
+    con = duckdb.connect(str(build_path(tmp_path)), read_only=True)
+    try:
+        columns = con.execute(
+            "select column_name, data_type from information_schema.columns "
+            "where table_name = 'int_dcgm_outside_host_days' order by ordinal_position"
+        ).fetchall()
+        assert columns == [("reported_host", "VARCHAR"), ("samples", "BIGINT")]
+    finally:
+        con.close()
+
+    shutil.rmtree(wh / "intermediate.db" / "_schemas")
+    with pytest.raises(PublishError, match="int_dcgm_outside_host_days: a Spark table without"):
+        export_spark_warehouse(tmp_path, wh)
 
 
 def test_an_export_without_marts_fails_and_keeps_the_build(tmp_path: Path) -> None:

@@ -36,8 +36,24 @@
         partition_by=[day_column],
         file_format='parquet',
         on_schema_change='fail',
+        post_hook="{{ spark_schema_file() }}",
         meta={'day_model': true, 'days_before': days_before}
     ) }}
+{%- endmacro %}
+
+{#- A partitioned Spark table with no row has no Parquet file, so nothing outside Spark can
+    tell its columns (a fleet with no host outside the inventory, no energy counter): after
+    each build a day model writes an empty Parquet file with its schema to
+    `<warehouse>/<schema>.db/_schemas/<table>/`, which the DuckDB snapshot export reads for a
+    table without data files (fleetledger/publish.py). -#}
+{% macro spark_schema_file() -%}
+    {%- set warehouse = env_var(
+        'FLEETLEDGER_SPARK_WAREHOUSE_DIR',
+        env_var('FLEETLEDGER_HOME', '../data') ~ '/build/spark/warehouse'
+    ) -%}
+    insert overwrite directory '{{ warehouse }}/{{ this.schema }}.db/_schemas/{{ this.identifier }}'
+    using parquet
+    select * from {{ this }} where false
 {%- endmacro %}
 
 {#- the first and the last recomputed day as epoch seconds of their midnight (UTC), or none

@@ -5,10 +5,13 @@
 -- delta is then the new value (what was counted since the reset), as Prometheus' increase()
 -- counts it. A unit's first sample has no delta (null). hpc_job / pod duplicates of one sample
 -- collapse first, so nothing is counted twice. Deltas run across day partitions (the landing
--- keeps the counter as exported; see docs/landing.md).
+-- keeps the counter as exported; see docs/landing.md). Stored by sample day: a run recomputes
+-- the days of its range, each unit's first sample in it compared with the unit's last sample
+-- before it (int_gpu_energy_last_samples: a row per unit and earlier day, not every sample).
+{{ incremental_by_day() }}
 with
 
-samples as (
+recomputed as (
 
     select
         host,
@@ -19,7 +22,37 @@ samples as (
         max(value) as counter_mj
     from {{ ref('int_dcgm_samples') }}
     where metric = 'DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION'
+        and {{ at_recomputed_times('sampled_at') }}
     group by 1, 2, 3, 4, 5
+
+),
+
+last_before as (
+
+    -- each unit's last sample before the first recomputed day (none on a full build)
+    select
+        host,
+        gpu_uuid,
+        mig_instance,
+        t,
+        counter_mj,
+        row_number() over (
+            partition by host, gpu_uuid, mig_instance order by day_epoch desc
+        ) as newest_first
+    from {{ ref('int_gpu_energy_last_samples') }}
+    where day_epoch < {{ first_recomputed_epoch() }}
+
+),
+
+samples as (
+
+    select recomputed.*, false as is_carried_in from recomputed
+    union all
+    select
+        host, gpu_uuid, cast(null as integer) as gpu_index, mig_instance, t, counter_mj,
+        true as is_carried_in
+    from last_before
+    where newest_first = 1
 
 ),
 
@@ -45,8 +78,10 @@ final as (
         {{ from_epoch('t') }} as sampled_at,
         counter_mj,
         coalesce(counter_mj < previous_mj, false) as is_reset,
-        {{ counter_increase('counter_mj', 'previous_mj', first='null') }} as energy_delta_mj
+        {{ counter_increase('counter_mj', 'previous_mj', first='null') }} as energy_delta_mj,
+        floor(t / 86400) * 86400 as day_epoch
     from ordered
+    where not is_carried_in
 
 )
 

@@ -8,10 +8,11 @@
 --     0x2 app clocks, 0x10 sync boost and 0x100 display are not throttling.
 --   counters and the failure gauge: on the day of the sample that shows them.
 -- A column is null where no GPU of the node reports its field that day.
--- Stored by day: a run rewrites the days int_health_gpu_samples rewrites (its range and the
--- day before it) from their samples and those of the day before them (what covers past
--- midnight); a row of the day after the range (the range's last samples covering past
--- midnight) is written too, as a full build has it (macros/incremental.sql).
+-- One row per node and accounted day (int_days): the coverage of a day's last samples past
+-- the last accounted midnight counts in a day not accounted yet, which the run for that day
+-- writes. Stored by day: a run rewrites the days int_health_gpu_samples rewrites (its range
+-- and the day before it) from their samples and those of the day before them (what covers
+-- past midnight; macros/incremental.sql).
 {%- set reasons = var('throttle_reasons') %}
 {%- set any_bits = reasons.values() | sum %}
 {%- set thermal_bits = reasons['sw_thermal'] + reasons['hw_thermal'] %}
@@ -113,9 +114,11 @@ final as (
         counters.row_remap_failure,
         counters.xid_count_is_lower_bound
     from throttle
+    inner join {{ ref('int_days') }} as days
+        on days.day_epoch = throttle.day_epoch
     left join counters
         on counters.host = throttle.host and counters.day_epoch = throttle.day_epoch
-    where throttle.day_epoch >= {{ first_recomputed_epoch(days_before=1) }}
+    where {{ in_recomputed_days('throttle.day_epoch', days_before=1) }}
 
 )
 
