@@ -92,9 +92,11 @@ def publish_warehouse(home: Path) -> PublishResult:
     fd, tmp_name = tempfile.mkstemp(prefix=".warehouse.", suffix=".duckdb.tmp", dir=dst.parent)
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "wb") as out, src.open("rb") as inp:
-            shutil.copyfileobj(inp, out, length=16 * 1024 * 1024)
-            out.flush()
+        os.close(fd)
+        # the kernel's copy (copy_file_range / sendfile; a reflink where the file system has
+        # them): about 9x faster than copying through Python buffers (docs/performance.md)
+        shutil.copyfile(src, tmp)
+        with tmp.open("rb+") as out:
             os.fsync(out.fileno())
         try:
             counts = _row_counts(tmp)

@@ -34,17 +34,25 @@ offsets as (
 
 ),
 
+spans as (
+
+    -- the coverage, as spans of contiguous sample intervals (int_gpu_coverage_spans): the
+    -- same starts and ends as the intervals, a few rows per unit and day
+    select * from {{ ref('int_gpu_coverage_spans') }}
+
+),
+
 intervals as (
 
     select
-        intervals.gpu_uuid,
-        intervals.mig_instance,
-        greatest(intervals.valid_from, window_bounds.t_start) as valid_from,
-        least(intervals.valid_to, window_bounds.t_end) as valid_to
-    from {{ ref('int_sample_intervals') }} as intervals
+        spans.gpu_uuid,
+        spans.mig_instance,
+        greatest(spans.span_from, window_bounds.t_start) as valid_from,
+        least(spans.span_to, window_bounds.t_end) as valid_to
+    from spans
     cross join window_bounds
-    where intervals.valid_to > window_bounds.t_start
-        and intervals.valid_from < window_bounds.t_end
+    where spans.span_to > window_bounds.t_start
+        and spans.span_from < window_bounds.t_end
 
 ),
 
@@ -131,11 +139,19 @@ node_events as (
 signals as (
 
     -- what says the node was there but the GPU failed, in the hours with gaps
-    select pieces.host, pieces.hour_epoch, pieces.piece_start as s_from, pieces.piece_end as s_to
-    from {{ ref('int_sample_pieces') }} as pieces
+    -- (a non-fatal sample of any unit of the node: its spans, cut at the hours with gaps)
+    select
+        spans.host,
+        gap_hosts.hour_epoch,
+        greatest(spans.span_from, gap_hosts.hour_epoch) as s_from,
+        least(spans.span_to, gap_hosts.hour_epoch + 3600) as s_to
+    from spans
+    inner join offsets
+        on {{ spread_join('spans.span_from', 'spans.span_to') }}
     inner join gap_hosts
-        on gap_hosts.host = pieces.host and gap_hosts.hour_epoch = pieces.hour_epoch
-    where not pieces.is_fatal_xid
+        on gap_hosts.host = spans.host
+        and gap_hosts.hour_epoch = {{ spread_period_start('spans.span_from') }}
+    where not spans.is_fatal_xid
     union all
     select
         gap_hosts.host,
