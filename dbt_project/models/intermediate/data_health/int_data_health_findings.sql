@@ -249,6 +249,28 @@ slurm_windows as (
 
 ),
 
+label_hosts as (
+
+    -- the hosts whose samples carry each job id as hpc_job (int_gpu_label_days: a row per
+    -- label, unit and day)
+    select distinct host, hpc_job
+    from {{ ref('int_gpu_label_days') }}
+    where hpc_job is not null
+
+),
+
+off_host_candidates as (
+
+    -- a label can name a job running then on other hosts only where some run of that job id
+    -- lacks the labelled host: only those hosts' labels of those job ids are looked at below
+    select distinct label_hosts.host, label_hosts.hpc_job
+    from label_hosts
+    inner join slurm_windows
+        on slurm_windows.job_id_raw = label_hosts.hpc_job
+    where not coalesce({{ list_has('slurm_windows.hosts', 'label_hosts.host') }}, false)
+
+),
+
 label_runs as (
 
     -- hpc_job labels and the Slurm runs of that job id running at the sample, on whichever
@@ -260,6 +282,9 @@ label_runs as (
         max(case when {{ list_has('slurm_windows.hosts', 'labels.host') }} then 1 else 0 end)
             as on_own_host
     from {{ ref('int_gpu_sample_labels') }} as labels
+    inner join off_host_candidates
+        on off_host_candidates.host = labels.host
+        and off_host_candidates.hpc_job = labels.hpc_job
     inner join slurm_windows
         on slurm_windows.job_id_raw = labels.hpc_job
         and labels.t >= slurm_windows.t_from

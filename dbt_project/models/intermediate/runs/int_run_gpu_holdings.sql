@@ -88,45 +88,78 @@ run_window_hosts as (
 
 ),
 
-slurm_evidence as (
+label_days as (
 
-    select distinct
+    select * from {{ ref('int_gpu_label_days') }}
+
+),
+
+slurm_label_days as (
+
+    -- the label days of the run's job id on the run's own hosts (job ids repeat across
+    -- clusters: only the run's own hosts are its evidence) that reach into its window
+    select
         run_windows.run_id,
-        labels.gpu_uuid,
-        labels.mig_instance
+        run_windows.t_from,
+        run_windows.t_to,
+        label_days.*
     from run_windows
-    inner join labels
-        on labels.hpc_job = run_windows.job_id_raw
-        -- job ids repeat across clusters: only the run's own hosts are its evidence
-        and {{ list_has('run_windows.hosts', 'labels.host') }}
-        and labels.t >= run_windows.t_from
-        and labels.t < run_windows.t_to
+    inner join label_days
+        on label_days.hpc_job = run_windows.job_id_raw
+        and {{ list_has('run_windows.hosts', 'label_days.host') }}
+        and label_days.last_t >= run_windows.t_from
+        and label_days.first_t < run_windows.t_to
     where run_windows.scheduler = 'slurm'
 
 ),
 
-k8s_evidence as (
+k8s_label_days as (
 
-    select distinct
+    select
         run_windows.run_id,
-        labels.gpu_uuid,
-        labels.mig_instance
+        run_windows.t_from,
+        run_windows.t_to,
+        label_days.*
     from run_windows
-    inner join labels
-        on labels.k8s_namespace = run_windows.k8s_namespace
-        and labels.k8s_pod = run_windows.pod_name
-        and {{ list_has('run_windows.hosts', 'labels.host') }}
-        and labels.t >= run_windows.t_from
-        and labels.t < run_windows.t_to
+    inner join label_days
+        on label_days.k8s_namespace = run_windows.k8s_namespace
+        and label_days.k8s_pod = run_windows.pod_name
+        and {{ list_has('run_windows.hosts', 'label_days.host') }}
+        and label_days.last_t >= run_windows.t_from
+        and label_days.first_t < run_windows.t_to
     where run_windows.scheduler = 'kubernetes'
+
+),
+
+reaching as (
+
+    select * from slurm_label_days
+    union all
+    select * from k8s_label_days
 
 ),
 
 evidence as (
 
-    select * from slurm_evidence
-    union all
-    select * from k8s_evidence
+    -- a run holds a unit whose samples carry its label within its window: a label day inside
+    -- the window is evidence whole; one the window cuts through, by its samples in the window
+    select run_id, gpu_uuid, mig_instance
+    from reaching
+    where first_t >= t_from and last_t < t_to
+    union
+    select reaching.run_id, labels.gpu_uuid, labels.mig_instance
+    from reaching
+    inner join labels
+        on labels.gpu_uuid = reaching.gpu_uuid
+        and labels.mig_instance = reaching.mig_instance
+        and labels.day_epoch = reaching.day_epoch
+        and labels.host = reaching.host
+        and coalesce(labels.hpc_job, '') = coalesce(reaching.hpc_job, '')
+        and coalesce(labels.k8s_namespace, '') = coalesce(reaching.k8s_namespace, '')
+        and coalesce(labels.k8s_pod, '') = coalesce(reaching.k8s_pod, '')
+        and labels.t >= reaching.t_from
+        and labels.t < reaching.t_to
+    where not (reaching.first_t >= reaching.t_from and reaching.last_t < reaching.t_to)
 
 ),
 
