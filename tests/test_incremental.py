@@ -42,6 +42,7 @@ DAY_MODELS = {
     "int_gpu_sample_labels": "t",
     "int_gpu_coverage_spans": "intervals",
     "int_gpu_label_days": "samples",
+    "int_gpu_hour_reports": "samples",
     "int_gpu_hour_telemetry": "energy_wh",
     "int_run_gpu_hours": "energy_wh",
     "int_inference_last_samples": "value",

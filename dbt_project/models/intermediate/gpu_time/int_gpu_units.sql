@@ -25,11 +25,11 @@ reports as (
     -- the instances each GPU reported in each hour ('' alone: the whole GPU)
     select
         gpu_uuid,
-        floor(t / 3600) * 3600 as layout_hour,
+        hour_epoch as layout_hour,
         mig_instance,
         max(mig_profile) as mig_profile
-    from {{ ref('int_gpu_samples') }}
-    group by gpu_uuid, floor(t / 3600) * 3600, mig_instance
+    from {{ ref('int_gpu_hour_reports') }}
+    group by gpu_uuid, hour_epoch, mig_instance
 
 ),
 

@@ -14,7 +14,7 @@ seen as (
         host,
         gpu_index,
         min(gpu_uuid) as gpu_uuid
-    from {{ ref('int_gpu_samples') }}
+    from {{ ref('int_gpu_hour_reports') }}
     group by host, gpu_index
 
 ),
