@@ -9,10 +9,13 @@ and the dbt project itself. After each successful build `build/build_inputs.json
 fingerprint of each; a run whose inputs differ rebuilds everything (dbt `--full-refresh`) and
 says which key changed.
 
-Before dbt writes, the build warehouse is copied beside itself (`warehouse.before-run.duckdb`);
-a build that fails puts the copy back, and a run killed outright leaves the copy for the next
-run to put back before it starts. The days of a run that did not finish stay pending
-(`build/pending_days.json`) and the next run recomputes them too.
+Before dbt writes, the build warehouse must be kept as it was. When it is still the file the
+last publish copied (fleetledger/publish.py records both files' size, mtime and inode), the
+published snapshot is that copy: the run writes `warehouse.before-run.json` naming it and copies
+nothing. Otherwise the build warehouse is copied beside itself (`warehouse.before-run.duckdb`).
+A build that fails puts the copy or the snapshot back, and a run killed outright leaves either
+for the next run to put back before it starts. The days of a run that did not finish stay
+pending (`build/pending_days.json`) and the next run recomputes them too.
 """
 
 from __future__ import annotations
@@ -31,11 +34,19 @@ from typing import Any
 import duckdb
 
 from fleetledger.config import Config
-from fleetledger.publish import build_path
+from fleetledger.publish import (
+    build_is_published,
+    build_path,
+    file_stamp,
+    published_is_unchanged,
+    published_path,
+)
 
 BUILD_INPUTS = Path("build") / "build_inputs.json"
 PENDING_DAYS = Path("build") / "pending_days.json"
 BEFORE_RUN = "warehouse.before-run.duckdb"
+#: the build warehouse is the published snapshot named here (no copy was taken)
+BEFORE_RUN_MARKER = "warehouse.before-run.json"
 DBT_PROJECT_KEY = "dbt project"
 # config keys no model reads: what to ingest and from where, alerts, forecasts, the partition
 # calendar, the landing guard and DuckDB's memory and threads; any other key rebuilds every day
@@ -173,42 +184,85 @@ def _put_back(backup: Path, path: Path) -> None:
     os.replace(backup, path)
 
 
+def _put_back_published(home: Path, marker: Path) -> None:
+    """Copy the published snapshot over the build warehouse (the marker says it was the build's
+    state before the run). A snapshot changed since leaves no state to put back: the build
+    warehouse is removed and the inputs forgotten, so the next run rebuilds every model from
+    the landed data."""
+    path = build_path(home)
+    try:
+        stamp = json.loads(marker.read_text())["published"]
+    except (FileNotFoundError, json.JSONDecodeError, KeyError):
+        stamp = None
+    if stamp is not None and published_is_unchanged(home, stamp):
+        tmp = path.with_name(f".{path.name}.restore")
+        shutil.copyfile(published_path(home), tmp)
+        Path(f"{path}.wal").unlink(missing_ok=True)
+        os.replace(tmp, path)
+    else:
+        path.unlink(missing_ok=True)
+        Path(f"{path}.wal").unlink(missing_ok=True)
+        forget_build_inputs(home)
+    marker.unlink(missing_ok=True)
+
+
 def restore_interrupted_build(home: Path) -> bool:
-    """Put back the copy a killed run left (its build may be half-written); True if it did."""
+    """Put back what a killed run left (its build may be half-written): the copy of the build
+    warehouse, or the published snapshot its marker names; True if it did."""
     path = build_path(home)
     backup = path.with_name(BEFORE_RUN)
-    if not backup.exists():
-        return False
-    _put_back(backup, path)
-    return True
+    marker = path.with_name(BEFORE_RUN_MARKER)
+    if backup.exists():
+        _put_back(backup, path)
+        marker.unlink(missing_ok=True)
+        return True
+    if marker.exists():
+        _put_back_published(home, marker)
+        return True
+    return False
+
+
+def _keep_state(home: Path, path: Path, backup: Path, marker: Path) -> None:
+    """Keep the build warehouse's state before dbt writes: the published snapshot when the build
+    is still that file (a marker, no copy), else a copy beside it."""
+    if build_is_published(home):
+        tmp = marker.with_name(f".{marker.name}.tmp")
+        tmp.write_text(json.dumps({"published": file_stamp(published_path(home))}))
+        tmp.replace(marker)
+        return
+    _checkpoint(path)
+    tmp = backup.with_name(f".{backup.name}.tmp")
+    shutil.copyfile(path, tmp)
+    tmp.replace(backup)
 
 
 @contextmanager
 def guarded_build(home: Path, span: DaySpan, inputs: Mapping[str, str]) -> Iterator[None]:
-    """Run a build so that, should it fail, the build warehouse is as it was before: a copy is
-    taken first and put back on failure (a build with no warehouse before leaves none). On
-    success the inputs' fingerprint is recorded and no day stays pending."""
+    """Run a build so that, should it fail, the build warehouse is as it was before: its state is
+    kept first (the published snapshot, or a copy) and put back on failure (a build with no
+    warehouse before leaves none). On success the inputs' fingerprint is recorded and no day
+    stays pending."""
     path = build_path(home)
     backup = path.with_name(BEFORE_RUN)
+    marker = path.with_name(BEFORE_RUN_MARKER)
     restore_interrupted_build(home)
     existed = path.exists()
     _mark_pending(home, span)
     if existed:
-        _checkpoint(path)
-        tmp = backup.with_name(f".{backup.name}.tmp")
-        shutil.copyfile(path, tmp)
-        tmp.replace(backup)
+        _keep_state(home, path, backup, marker)
     try:
         yield
     except BaseException:
         if existed:
-            _put_back(backup, path)
+            restore_interrupted_build(home)
         else:
             path.unlink(missing_ok=True)
             Path(f"{path}.wal").unlink(missing_ok=True)
             forget_build_inputs(home)
         raise
-    # the copy goes before the fingerprint: killed in between, the next run rebuilds everything
+    # the kept state goes before the fingerprint: killed in between, the next run rebuilds
+    # everything
     backup.unlink(missing_ok=True)
+    marker.unlink(missing_ok=True)
     record_build_inputs(home, inputs)
     (home / PENDING_DAYS).unlink(missing_ok=True)

@@ -13,6 +13,7 @@ every consumer work on the same DuckDB snapshot whichever engine built it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -26,6 +27,8 @@ BUILD_WAREHOUSE = Path("build") / "warehouse.duckdb"
 #: rules read (staging models are views over the landing zone: no data of their own)
 SPARK_EXPORTED_SCHEMAS = ("main", "intermediate")
 PUBLISHED_WAREHOUSE = Path("warehouse.duckdb")
+#: what the last publish copied: the build file and the snapshot as they were (size, mtime, inode)
+PUBLISHED_STAMP = Path("build") / "published_stamp.json"
 
 
 class PublishError(RuntimeError):
@@ -45,6 +48,40 @@ def build_path(home: Path) -> Path:
 
 def published_path(home: Path) -> Path:
     return home / PUBLISHED_WAREHOUSE
+
+
+def file_stamp(path: Path) -> list[int]:
+    """Size, modification time (ns) and inode of a file: any write or replacement changes it."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _record_published(home: Path, src: Path, dst: Path) -> None:
+    stamp = home / PUBLISHED_STAMP
+    tmp = stamp.with_name(f".{stamp.name}.tmp")
+    tmp.write_text(json.dumps({"build": file_stamp(src), "published": file_stamp(dst)}))
+    tmp.replace(stamp)
+
+
+def build_is_published(home: Path) -> bool:
+    """True when the build warehouse is still the file the last publish copied, byte for byte,
+    and the snapshot is still that copy: then the snapshot can stand in for a copy of the build
+    (fleetledger/incremental.py puts it back when a build fails)."""
+    src, dst = build_path(home), published_path(home)
+    try:
+        stamp = json.loads((home / PUBLISHED_STAMP).read_text())
+        if Path(f"{src}.wal").exists():
+            return False
+        return stamp == {"build": file_stamp(src), "published": file_stamp(dst)}
+    except (FileNotFoundError, json.JSONDecodeError):
+        return False
+
+
+def published_is_unchanged(home: Path, stamp: list[int]) -> bool:
+    try:
+        return file_stamp(published_path(home)) == stamp
+    except FileNotFoundError:
+        return False
 
 
 def _checkpoint(path: Path) -> None:
@@ -89,6 +126,7 @@ def publish_warehouse(home: Path) -> PublishResult:
     except duckdb.Error as err:
         raise PublishError(f"{src}: cannot checkpoint the built warehouse: {err}") from err
     dst.parent.mkdir(parents=True, exist_ok=True)
+    (home / PUBLISHED_STAMP).unlink(missing_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=".warehouse.", suffix=".duckdb.tmp", dir=dst.parent)
     tmp = Path(tmp_name)
     try:
@@ -108,6 +146,7 @@ def publish_warehouse(home: Path) -> PublishResult:
         raise
     # a WAL beside the published file belongs to the file it replaced
     Path(f"{dst}.wal").unlink(missing_ok=True)
+    _record_published(home, src, dst)
     return PublishResult(path=dst, size_bytes=dst.stat().st_size, row_counts=counts)
 
 

@@ -18,6 +18,7 @@ from fleetledger.cli import _print_run_summary
 from fleetledger.config import Config
 from fleetledger.incremental import (
     BEFORE_RUN,
+    BEFORE_RUN_MARKER,
     BUILD_INPUTS,
     PENDING_DAYS,
     DaySpan,
@@ -28,7 +29,7 @@ from fleetledger.incremental import (
     restore_interrupted_build,
 )
 from fleetledger.pipeline import PipelineResult
-from fleetledger.publish import build_path
+from fleetledger.publish import build_path, publish_warehouse, published_path
 
 PROJECT = Path(__file__).resolve().parents[1] / "dbt_project"
 
@@ -175,3 +176,75 @@ def test_a_failed_first_build_leaves_no_warehouse(tmp_path: Path) -> None:
             raise RuntimeError("dbt failed")
     assert not build_path(tmp_path).exists()
     assert full_refresh_reason(tmp_path, _config(), PROJECT) == "no built warehouse yet"
+
+
+def _published_value(home: Path) -> int:
+    con = duckdb.connect(str(published_path(home)), read_only=True)
+    try:
+        row = con.execute("select v from t").fetchone()
+        assert row is not None
+        return int(row[0])
+    finally:
+        con.close()
+
+
+def test_a_published_build_is_kept_by_the_snapshot_without_a_copy(tmp_path: Path) -> None:
+    # after a publish the build warehouse is the snapshot's file: the run copies nothing, a
+    # marker names the snapshot, and a failed build gets the snapshot's content back
+    _built(tmp_path, _config())
+    publish_warehouse(tmp_path)
+    span = DaySpan(date(2026, 1, 5), date(2026, 1, 5))
+    folder = build_path(tmp_path).parent
+    with pytest.raises(RuntimeError):
+        with guarded_build(tmp_path, span, {"k": "v"}):
+            assert (folder / BEFORE_RUN_MARKER).exists()
+            assert not (folder / BEFORE_RUN).exists()
+            _warehouse(tmp_path, 2)
+            raise RuntimeError("dbt failed")
+    assert _value(tmp_path) == 1
+    assert not (folder / BEFORE_RUN_MARKER).exists()
+    # a killed run: the next run copies the snapshot back before it starts
+    guard = guarded_build(tmp_path, span, {"k": "v"})
+    guard.__enter__()
+    _warehouse(tmp_path, 3)
+    assert restore_interrupted_build(tmp_path)
+    assert _value(tmp_path) == 1
+    assert not restore_interrupted_build(tmp_path)
+    # a successful build: no marker left, its fingerprint recorded
+    with guarded_build(tmp_path, span, {"k": "v"}):
+        _warehouse(tmp_path, 4)
+    assert _value(tmp_path) == 4 and _published_value(tmp_path) == 1
+    assert not (folder / BEFORE_RUN_MARKER).exists()
+    assert json.loads((tmp_path / BUILD_INPUTS).read_text()) == {"k": "v"}
+
+
+def test_a_build_written_after_its_publish_is_copied(tmp_path: Path) -> None:
+    # the forecasts or alerts wrote the build warehouse after the last publish (or it failed):
+    # the snapshot is not the build's state, so the run copies the build as before
+    _built(tmp_path, _config())
+    publish_warehouse(tmp_path)
+    _warehouse(tmp_path, 5)
+    span = DaySpan(date(2026, 1, 5), date(2026, 1, 5))
+    folder = build_path(tmp_path).parent
+    with pytest.raises(RuntimeError):
+        with guarded_build(tmp_path, span, {"k": "v"}):
+            assert (folder / BEFORE_RUN).exists()
+            assert not (folder / BEFORE_RUN_MARKER).exists()
+            _warehouse(tmp_path, 6)
+            raise RuntimeError("dbt failed")
+    assert _value(tmp_path) == 5
+
+
+def test_a_snapshot_replaced_during_a_killed_run_forces_a_full_rebuild(tmp_path: Path) -> None:
+    # the marker's snapshot is no longer the one it named: nothing can be put back, so the
+    # build warehouse goes and the next run rebuilds every model from the landed data
+    cfg = _config()
+    _built(tmp_path, cfg)
+    publish_warehouse(tmp_path)
+    guard = guarded_build(tmp_path, DaySpan(date(2026, 1, 5), date(2026, 1, 5)), {"k": "v"})
+    guard.__enter__()
+    _warehouse(tmp_path, 7)
+    shutil.copyfile(build_path(tmp_path), published_path(tmp_path))
+    assert restore_interrupted_build(tmp_path)
+    assert not build_path(tmp_path).exists()
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) == "no built warehouse yet"
