@@ -49,6 +49,7 @@ DAY_MODELS = {
     "int_inference_sample_increases": "value",
     "int_inference_counter_hours": "samples",
     "int_dcgm_outside_host_days": "samples",
+    "int_dcgm_host_days": "samples",
     "int_gpu_energy_last_samples": "counter_mj",
     "int_gpu_energy_counter": "counter_mj",
 }

@@ -23,8 +23,9 @@ gaps as (
 
 host_sources as (
 
+    -- the source reporting each host (int_dcgm_host_days: samples per source, host and day)
     select host, min(x_source) as x_source
-    from {{ ref('int_dcgm_samples') }}
+    from {{ ref('int_dcgm_host_days') }}
     group by host
 
 ),
