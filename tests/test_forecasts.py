@@ -6,6 +6,7 @@ minute on one core."""
 from __future__ import annotations
 
 from datetime import date, timedelta
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -346,3 +347,52 @@ def test_a_stopped_feed_is_not_waited_for_and_a_missing_accounted_day_is_a_gap()
     # with a lag allowance of 7 days the old feed is waited for: spend ends Oct 3
     waited = series_ends(raw, feeds, D0 + timedelta(days=9), max_lag_days=7)
     assert waited.ends == {"spend": date(2026, 10, 3)}
+
+
+def test_a_model_is_chosen_on_the_weeks_sunday_and_kept_for_the_week(tmp_path: Path) -> None:
+    # choices.py: the back-test reads the series through the last Sunday on or before the day
+    # it is trained through, so every run of a week chooses on the same days; the first run's
+    # choice is kept and the week's later runs reuse it, with the very numbers a run without
+    # anything kept computes
+    from fleetledger.forecasting.choices import ChoiceCache, choice_history, selection_day
+
+    sunday = date(2026, 3, 1)
+    assert sunday.weekday() == 6
+    assert selection_day(sunday) == sunday
+    for k in range(1, 7):  # Monday .. Saturday
+        assert selection_day(sunday + timedelta(days=k)) == sunday
+    assert selection_day(sunday - timedelta(days=1)) == sunday - timedelta(days=7)
+    # through the selection day when that part can be back-tested, else the whole series
+    y = np.arange(30, dtype=float)
+    first = sunday - timedelta(days=24)  # 25 days through Sunday, 30 through Friday
+    assert choice_history(y, first, sunday + timedelta(days=5), 21).size == 25
+    assert choice_history(y, first, sunday + timedelta(days=5), 26).size == 30
+
+    rng = np.random.default_rng(21)
+    t = np.arange(70)
+    full = 300 + 2.0 * t + SEASON[t % 7] * 3 + rng.normal(0, 6, t.size)
+    path = tmp_path / "choices.json"
+    # START is a Monday: day index 62 is a Sunday (the first run chooses), 63..67 Monday to
+    # Friday (they reuse its choice)
+    for n in range(63, 69):
+        cache = ChoiceCache.load(path)
+        kept = future(
+            forecast_series(
+                frame(full[:n]), START + timedelta(days=n - 1), ForecastSettings(), cache=cache
+            ).frame
+        )
+        cache.save()
+        fresh = future(run(full[:n]))
+        assert (cache.hits, cache.misses) == ((0, 1) if n == 63 else (1, 0)), n
+        for col in ("model", "backtest_error", "backtest_coverage_80", "backtest_windows"):
+            assert kept[col][0] == fresh[col][0], (n, col)
+        assert kept["yhat"].to_numpy() == pytest.approx(fresh["yhat"].to_numpy())
+        assert kept["history_days"][0] == n
+    # a restated day before the selection day changes what the choice reads: back-tested again
+    restated = full.copy()
+    restated[10] += 50
+    cache = ChoiceCache.load(path)
+    forecast_series(
+        frame(restated[:66]), START + timedelta(days=65), ForecastSettings(), cache=cache
+    )
+    assert (cache.hits, cache.misses) == (0, 1)

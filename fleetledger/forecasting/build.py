@@ -17,6 +17,7 @@ import polars as pl
 from fleetledger.config import Config
 from fleetledger.config_forecast import ForecastSettings
 from fleetledger.forecasting.capacity import capacity_frame
+from fleetledger.forecasting.choices import ChoiceCache
 from fleetledger.forecasting.forecast import ForecastOutput, forecast_series
 from fleetledger.forecasting.notes import ForecastNote
 from fleetledger.forecasting.series import FleetSeries, SeriesRequest, fleet_gpus, read_series
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 #: the tables this step writes to schema `main` (marts no dbt model builds)
 FORECAST_MARTS = ("fct_forecast", "fct_capacity")
 FINDINGS_SOURCE = "forecasts"
+#: the back-tested model choices kept for the next runs of the week (choices.py)
+CHOICES_FILE = Path("build") / "forecast_choices.json"
 
 
 @dataclass
@@ -104,13 +107,16 @@ def merge_notes(notes: list[ForecastNote]) -> list[ForecastNote]:
     return list(merged.values())
 
 
-def forecast_by_end(fleet_series: FleetSeries, settings: ForecastSettings) -> ForecastOutput:
+def forecast_by_end(
+    fleet_series: FleetSeries, settings: ForecastSettings, cache: ChoiceCache | None = None
+) -> ForecastOutput:
     """Forecast each group of series that ends on the same day (freshness.py: a series ends at
-    the last day its feeds delivered), trained through that day; the freshness notes first."""
+    the last day its feeds delivered), trained through that day; the freshness notes first.
+    `cache` keeps the back-tested model choices between runs (choices.py)."""
     frame, ends = fleet_series.frame, fleet_series.ends
     last = fleet_series.last_day
     if last is None or frame.height == 0:
-        out = forecast_series(frame, last, settings, fleet_series.currency)
+        out = forecast_series(frame, last, settings, fleet_series.currency, cache)
         return ForecastOutput(out.frame, merge_notes([*fleet_series.notes, *out.notes]))
     groups: dict[date, list[str]] = {}
     for series in sorted(frame["series"].unique().to_list()):
@@ -118,7 +124,7 @@ def forecast_by_end(fleet_series: FleetSeries, settings: ForecastSettings) -> Fo
     parts, notes = [], list(fleet_series.notes)
     for end, names in sorted(groups.items()):
         out = forecast_series(
-            frame.filter(pl.col("series").is_in(names)), end, settings, fleet_series.currency
+            frame.filter(pl.col("series").is_in(names)), end, settings, fleet_series.currency, cache
         )
         parts.append(out.frame)
         notes += out.notes
@@ -130,10 +136,11 @@ def build_forecasts(home: Path, cfg: Config | None, run_id: str | None = None) -
     fct_capacity there; `run_id` stamps the findings in fct_data_health."""
     t0 = time.monotonic()
     settings = cfg.forecast if cfg else ForecastSettings()
+    cache = ChoiceCache.load(home / CHOICES_FILE)
     con = duckdb.connect(str(build_path(home)))
     try:
         fleet_series = read_series(con, series_request(cfg), settings.max_feed_lag_days)
-        out = forecast_by_end(fleet_series, settings)
+        out = forecast_by_end(fleet_series, settings, cache)
         peak = fleet_series.frame.filter(pl.col("series") == "peak_gpus")
         capacity = capacity_frame(
             peak,
@@ -147,6 +154,12 @@ def build_forecasts(home: Path, cfg: Config | None, run_id: str | None = None) -
         con.execute("commit")
     finally:
         con.close()
+    cache.save()
+    log.info(
+        "forecasts: %d model choices kept from earlier runs, %d back-tested",
+        cache.hits,
+        cache.misses,
+    )
     for note in out.notes:
         level = logging.WARNING if note.severity != "info" else logging.INFO
         log.log(level, "forecasts: %s", note.message)

@@ -12,6 +12,7 @@ import pandas as pd
 import polars as pl
 
 from fleetledger.config_forecast import ForecastSettings
+from fleetledger.forecasting.choices import ChoiceCache, choice_history
 from fleetledger.forecasting.models import (
     FLAT_MEAN,
     LEVELS,
@@ -97,26 +98,39 @@ def _key(s: _Series) -> tuple[date, bytes]:
 
 
 def choose_models(
-    histories: dict[str, np.ndarray], settings: ForecastSettings
+    histories: dict[str, np.ndarray],
+    settings: ForecastSettings,
+    backtest_on: dict[str, np.ndarray] | None = None,
+    cache: ChoiceCache | None = None,
 ) -> tuple[dict[str, Choice], list[ForecastNote]]:
     """The model of each series (id -> daily values): a back-tested choice with enough history,
-    the short-series model otherwise."""
+    the short-series model otherwise. The back-test reads `backtest_on[id]` (the series through
+    its selection day, choices.py; default: the whole series); a choice `cache` holds is reused."""
     choices: dict[str, Choice] = {}
     notes: list[ForecastNote] = []
     by_windows: dict[int, list[str]] = {}
+    keys: dict[str, str] = {}
+    on = backtest_on or histories
     for uid, y in histories.items():
         if y.size < settings.min_history_days:
             choices[uid] = Choice(short_series_model(y.size), insufficient_history=True)
-        else:
-            by_windows.setdefault(n_windows(y.size, settings), []).append(uid)
+            continue
+        windows = n_windows(on[uid].size, settings)
+        if cache is not None:
+            keys[uid] = cache.key(uid, on[uid], windows, settings)
+            kept = cache.get(keys[uid])
+            if kept is not None:
+                choices[uid] = kept
+                continue
+        by_windows.setdefault(windows, []).append(uid)
     for windows, uids in by_windows.items():
         df = pd.concat(
             [
                 pd.DataFrame(
                     {
                         "unique_id": uid,
-                        "ds": pd.date_range("2000-01-01", periods=histories[uid].size, freq="D"),
-                        "y": histories[uid],
+                        "ds": pd.date_range("2000-01-01", periods=on[uid].size, freq="D"),
+                        "y": on[uid],
                     }
                 )
                 for uid in uids
@@ -140,6 +154,8 @@ def choose_models(
                     )
                 )
                 choice = Choice(FLAT_MEAN, insufficient_history=False)
+            elif cache is not None:
+                cache.put(keys[uid], choice)
             choices[uid] = choice
     return choices, notes
 
@@ -211,26 +227,35 @@ def _rows(
 
 
 def forecast_series(
-    frame: pl.DataFrame, last_day: date | None, settings: ForecastSettings, currency: str = "USD"
+    frame: pl.DataFrame,
+    last_day: date | None,
+    settings: ForecastSettings,
+    currency: str = "USD",
+    cache: ChoiceCache | None = None,
 ) -> ForecastOutput:
     """fct_forecast's rows for the long frame of series (series, scope, day, y; every series
     dense through `last_day`): the horizon's future days of every series, trained through
     `last_day`, and for `spend` series the last `anomaly_lookback_days` actual days, each
-    forecast with the data through the day before."""
+    forecast with the data through the day before. Each model is chosen on the series through
+    its selection day (choices.py); `cache` keeps the choices between runs."""
     if last_day is None or frame.height == 0:
         return ForecastOutput(pl.DataFrame(schema=FORECAST_SCHEMA))
     series = _split(frame)
-    unique: dict[tuple[date, bytes], np.ndarray] = {}
+    unique: dict[tuple[date, bytes], _Series] = {}
     uid_of: dict[int, str] = {}
     ids: dict[tuple[date, bytes], str] = {}
     for i, s in enumerate(series):
         key = _key(s)
         if key not in ids:
             ids[key] = f"{s.series}|{s.scope}"
-            unique[key] = s.y
+            unique[key] = s
         uid_of[i] = ids[key]
-    histories = {ids[k]: y for k, y in unique.items()}
-    choices, notes = choose_models(histories, settings)
+    histories = {ids[k]: s.y for k, s in unique.items()}
+    backtest_on = {
+        ids[k]: choice_history(s.y, s.first_day, last_day, settings.min_history_days)
+        for k, s in unique.items()
+    }
+    choices, notes = choose_models(histories, settings, backtest_on, cache)
     h = horizon_days(last_day, settings)
     future_days = [last_day + timedelta(days=k) for k in range(1, h + 1)]
     forecasts: dict[str, tuple[Forecast, Choice]] = {}
