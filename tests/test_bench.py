@@ -24,6 +24,7 @@ import pytest
 from benchmarks.baseline.gpu_hours import expand_hostlist, gpu_hour_states
 from benchmarks.compare import Mismatch, _compare
 from benchmarks.daily_stage import CUR_EXPORT, DailyTime, daily_ratio, redeliver_open_month
+from benchmarks.pipeline_process import run_in_process
 from benchmarks.scale import BenchResult, group_steps, run_bench
 from benchmarks.scale_fleet import ScaleSpec, node_day_frame, plan_jobs, planted_totals, write_fleet
 from fleetledger.cli import main
@@ -244,3 +245,14 @@ def test_daily_ratio_is_the_longest_history_over_the_shortest() -> None:
     # 90 days: 50 s, 7 days: 40 s -> 1.25; one history alone has no ratio
     assert daily_ratio([t(90, 50.0), t(7, 40.0)]) == pytest.approx(1.25)
     assert daily_ratio([t(7, 40.0)]) is None
+
+
+def test_a_run_in_its_own_process_that_fails_says_where_and_why(tmp_path: Path) -> None:
+    # the daily stage runs each pipeline in a child process (benchmarks/pipeline_process.py):
+    # a failure there surfaces with the home, the days and the child's own error
+    (tmp_path / "fleetledger.yml").write_text("teams: [unclosed\n")
+    with pytest.raises(RuntimeError) as err:
+        run_in_process(tmp_path, date(2026, 1, 5), date(2026, 1, 6))
+    text = str(err.value)
+    assert f"over 2026-01-05..2026-01-06 in {tmp_path} failed (exit 1)" in text
+    assert f"ConfigError: {tmp_path / 'fleetledger.yml'}: not valid YAML" in text
