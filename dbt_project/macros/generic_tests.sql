@@ -40,8 +40,8 @@
     {%- set conditions = [] -%}
     {%- set where = config.get('where', '') -%}
     {%- if where -%}{%- do conditions.append('(' ~ where ~ ')') -%}{%- endif -%}
-    {%- set start = env_var('FLEETLEDGER_RECOMPUTE_START', '') -%}
-    {%- set end = env_var('FLEETLEDGER_RECOMPUTE_END', '') -%}
+    {%- set start = run_env('FLEETLEDGER_RECOMPUTE_START') -%}
+    {%- set end = run_env('FLEETLEDGER_RECOMPUTE_END') -%}
     {%- if execute and not flags.FULL_REFRESH and start != '' and end != '' and model.attached_node -%}
         {%- set meta = graph.nodes[model.attached_node].config.meta or {} -%}
         {%- set one_day = modules.datetime.timedelta(days=1) -%}

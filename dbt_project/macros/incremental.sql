@@ -59,8 +59,8 @@
 {#- the first and the last recomputed day as epoch seconds of their midnight (UTC), or none
     when every day is recomputed (not incremental, or no run range given) -#}
 {% macro recompute_range() -%}
-    {%- set start = env_var('FLEETLEDGER_RECOMPUTE_START', '') -%}
-    {%- set end = env_var('FLEETLEDGER_RECOMPUTE_END', '') -%}
+    {%- set start = run_env('FLEETLEDGER_RECOMPUTE_START') -%}
+    {%- set end = run_env('FLEETLEDGER_RECOMPUTE_END') -%}
     {%- if not is_incremental() or start == '' or end == '' -%}
         {{ return(none) }}
     {%- endif -%}
@@ -130,3 +130,12 @@
 {% macro spark__fleetledger_incremental_strategy() -%}{{ return('insert_overwrite') }}{%- endmacro %}
 
 {% macro default__fleetledger_incremental_strategy() -%}{{ return('delete+insert') }}{%- endmacro %}
+
+{#- A value that differs from run to run (the recomputed days, the run's id and time), from the
+    environment the pipeline sets: read only when a node executes (`default` while dbt parses).
+    dbt's partial parsing re-parses every file whose parse read an environment variable whose
+    value changed, so reading these at parse time re-parsed some 46 files (the day models and
+    the schema files of their tests) in every run. -#}
+{% macro run_env(name, default='') -%}
+    {{ return(env_var(name, default) if execute else default) }}
+{%- endmacro %}

@@ -6,12 +6,12 @@ with
 current_run as (
 
     select
-        {% if env_var('FLEETLEDGER_RUN_AT', '') %}
-        cast('{{ env_var("FLEETLEDGER_RUN_AT") }}' as timestamp) as run_at,
+        {% if run_env('FLEETLEDGER_RUN_AT') %}
+        cast('{{ run_env("FLEETLEDGER_RUN_AT") }}' as timestamp) as run_at,
         {% else %}
         cast(current_timestamp as timestamp) as run_at,
         {% endif %}
-        '{{ env_var("FLEETLEDGER_RUN_ID", "dbt") }}' as run_id,
+        '{{ run_env("FLEETLEDGER_RUN_ID", "dbt") }}' as run_id,
         source,
         day,
         check_name as {{ adapter.quote('check') }},
@@ -34,7 +34,7 @@ history as (
         count,
         message
     from {{ ref('stg_pipeline__data_health_log') }}
-    where run_id <> '{{ env_var("FLEETLEDGER_RUN_ID", "dbt") }}'
+    where run_id <> '{{ run_env("FLEETLEDGER_RUN_ID", "dbt") }}'
 
 ),
 

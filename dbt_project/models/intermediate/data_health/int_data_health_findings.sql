@@ -234,7 +234,7 @@ ingest_findings as (
         count,
         message
     from {{ ref('stg_pipeline__ingest_findings') }}
-    where run_id = '{{ env_var("FLEETLEDGER_RUN_ID", "dbt") }}'
+    where run_id = '{{ run_env("FLEETLEDGER_RUN_ID", "dbt") }}'
 
 ),
 
