@@ -21,6 +21,24 @@
     where abs(({{ columns | join(' + ') }}) - {{ total }}) > {{ tolerance }}
 {% endtest %}
 
+{#- The grain of a model that keeps its parent's rows one for one (a left join on a key unique in
+    the joined model, no filter): its rows number its parent's, over the same days when the run
+    tests only the days it recomputed (the parent gets the same day filter). With the parent's
+    own grain test this proves the model's grain, at the cost of two counts instead of a
+    group-by over every key column. -#}
+{% test same_row_count(model, parent) %}
+    with
+
+    model_rows as (select count(*) as n from {{ model }}),
+
+    parent_rows as (select count(*) as n from {{ get_where_subquery(parent) }})
+
+    select model_rows.n as model_rows, parent_rows.n as parent_rows
+    from model_rows
+    cross join parent_rows
+    where model_rows.n <> parent_rows.n
+{% endtest %}
+
 {#- Data tests of a run test the days it recomputed (docs/operations.md, "Incremental runs").
 
     The relation a generic test reads (`model` in the tests above, and dbt's own not_null,
