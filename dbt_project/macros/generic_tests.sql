@@ -25,13 +25,27 @@
     the joined model, no filter): its rows number its parent's, over the same days when the run
     tests only the days it recomputed (the parent gets the same day filter). With the parent's
     own grain test this proves the model's grain, at the cost of two counts instead of a
-    group-by over every key column. -#}
+    group-by over every key column. `parent` is the parent model's name, looked up in the graph
+    rather than ref()'d: a ref would make the test a child of the parent too, and a build that
+    selects the parent but not the model (`--select +other_model`) would run it on a model it
+    did not build. -#}
 {% test same_row_count(model, parent) %}
+    {%- if execute -%}
+        {%- set parents = graph.nodes.values()
+            | selectattr('resource_type', 'equalto', 'model')
+            | selectattr('name', 'equalto', parent) | list -%}
+        {%- if parents | length != 1 -%}
+            {{ exceptions.raise_compiler_error('same_row_count: no model named ' ~ parent) }}
+        {%- endif -%}
+        {%- set parent_relation = parents[0].relation_name -%}
+    {%- else -%}
+        {%- set parent_relation = model -%}
+    {%- endif %}
     with
 
     model_rows as (select count(*) as n from {{ model }}),
 
-    parent_rows as (select count(*) as n from {{ get_where_subquery(parent) }})
+    parent_rows as (select count(*) as n from {{ get_where_subquery(parent_relation) }})
 
     select model_rows.n as model_rows, parent_rows.n as parent_rows
     from model_rows
