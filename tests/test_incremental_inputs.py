@@ -51,8 +51,9 @@ def _warehouse(home: Path, value: int) -> None:
     con.close()
 
 
-def _value(home: Path) -> int:
-    con = duckdb.connect(str(build_path(home)), read_only=True)
+def _value(home: Path, path: Path | None = None) -> int:
+    """`v` of the build warehouse of `home` (or of the file `path`)."""
+    con = duckdb.connect(str(path or build_path(home)), read_only=True)
     try:
         row = con.execute("select v from t").fetchone()
         assert row is not None
@@ -178,16 +179,6 @@ def test_a_failed_first_build_leaves_no_warehouse(tmp_path: Path) -> None:
     assert full_refresh_reason(tmp_path, _config(), PROJECT) == "no built warehouse yet"
 
 
-def _published_value(home: Path) -> int:
-    con = duckdb.connect(str(published_path(home)), read_only=True)
-    try:
-        row = con.execute("select v from t").fetchone()
-        assert row is not None
-        return int(row[0])
-    finally:
-        con.close()
-
-
 def test_a_published_build_is_kept_by_the_snapshot_without_a_copy(tmp_path: Path) -> None:
     # after a publish the build warehouse is the snapshot's file: the run copies nothing, a
     # marker names the snapshot, and a failed build gets the snapshot's content back
@@ -213,7 +204,7 @@ def test_a_published_build_is_kept_by_the_snapshot_without_a_copy(tmp_path: Path
     # a successful build: no marker left, its fingerprint recorded
     with guarded_build(tmp_path, span, {"k": "v"}):
         _warehouse(tmp_path, 4)
-    assert _value(tmp_path) == 4 and _published_value(tmp_path) == 1
+    assert _value(tmp_path) == 4 and _value(tmp_path, published_path(tmp_path)) == 1
     assert not (folder / BEFORE_RUN_MARKER).exists()
     assert json.loads((tmp_path / BUILD_INPUTS).read_text()) == {"k": "v"}
 
