@@ -396,3 +396,33 @@ def test_a_model_is_chosen_on_the_weeks_sunday_and_kept_for_the_week(tmp_path: P
         frame(restated[:66]), START + timedelta(days=65), ForecastSettings(), cache=cache
     )
     assert (cache.hits, cache.misses) == (0, 1)
+
+
+def test_a_damaged_kept_choice_is_back_tested_again(tmp_path: Path) -> None:
+    # a kept choice that is no choice of a known model (a damaged or hand-edited file) is a
+    # miss: the series is back-tested, with the numbers of a run that kept nothing
+    import json
+
+    from fleetledger.forecasting.choices import ChoiceCache
+
+    rng = np.random.default_rng(4)
+    y = 100 + rng.normal(0, 10, 42)
+    path = tmp_path / "choices.json"
+    cache = ChoiceCache.load(path)
+    forecast_series(frame(y), START + timedelta(days=41), ForecastSettings(), cache=cache)
+    cache.save()
+    saved = json.loads(path.read_text())
+    (key,) = saved["choices"]
+    fresh = future(run(y))
+    for bad in ({"model": "Bogus", "insufficient_history": False}, {"model": "AutoETS"}, "x"):
+        saved["choices"][key] = bad
+        path.write_text(json.dumps(saved))
+        again = ChoiceCache.load(path)
+        kept = future(
+            forecast_series(
+                frame(y), START + timedelta(days=41), ForecastSettings(), cache=again
+            ).frame
+        )
+        assert (again.hits, again.misses) == (0, 1), bad
+        assert kept["model"][0] == fresh["model"][0]
+        assert kept["backtest_error"][0] == fresh["backtest_error"][0]

@@ -13,6 +13,7 @@ changes the values, hence the key, and the series is back-tested again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -24,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from fleetledger.config_forecast import ForecastSettings
-from fleetledger.forecasting.models import Choice
+from fleetledger.forecasting.models import CANDIDATES, FLAT_MEAN, Choice
 
 #: bump when the back-test or the choice rule changes: older kept choices no longer apply
 CHOICE_RULES = 1
@@ -45,11 +46,21 @@ def choice_history(
     return y[:through] if through >= min_days else y
 
 
+@functools.cache
 def _statsforecast_version() -> str:
     try:
         return importlib.metadata.version("statsforecast")
     except importlib.metadata.PackageNotFoundError:
         return "?"
+
+
+def _as_choice(raw: object) -> Choice | None:
+    try:
+        choice = Choice(**raw)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    known = choice.model in (*CANDIDATES, FLAT_MEAN)
+    return choice if known and isinstance(choice.backtest_windows, int) else None
 
 
 @dataclass
@@ -89,13 +100,15 @@ class ChoiceCache:
         return h.hexdigest()
 
     def get(self, key: str) -> Choice | None:
-        raw = self.entries.get(key)
-        if raw is None:
+        """The kept choice under `key`; None (a miss: back-test again) when there is none or
+        the kept entry is not a choice of a known model (a damaged or hand-edited file)."""
+        choice = _as_choice(self.entries.get(key))
+        if choice is None:
             self.misses += 1
             return None
         self.hits += 1
-        self.used[key] = raw
-        return Choice(**raw)
+        self.used[key] = asdict(choice)
+        return choice
 
     def put(self, key: str, choice: Choice) -> None:
         self.used[key] = asdict(choice)
