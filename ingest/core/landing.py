@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from ingest.billing import tables as billing_tables
 from ingest.core.columns import I64, LINEAGE, STR, TS
 from ingest.core.errors import IngestError
+from ingest.core.read_ahead import prefetch
 from ingest.scheduler import tables as scheduler_tables
 from ingest.telemetry import tables as telemetry_tables
 
@@ -278,7 +279,9 @@ def land_frames(
     if table not in fixed_tables():
         raise IngestError(f"land_frames: {table} has no fixed schema")
     target = partition_dir(home, table, source, partition)
-    batches = (to_arrow(table, df) for df in frames)
+    # the frames (parsed ahead on reader threads, ingest/core/read_ahead.py) are converted on
+    # a thread of their own while this one compresses and writes the previous file's
+    batches = prefetch(to_arrow(table, df) for df in frames)
     return _write_partition(target, None, batches, table=table, admit=admit)
 
 

@@ -26,6 +26,7 @@ from ingest.core.common import ReadResult, expand
 from ingest.core.duplicates import DuplicateFilter, Duplicates, drop_duplicates
 from ingest.core.errors import IngestError, NoFilesMatch
 from ingest.core.landing import empty_frame, land, land_frames, land_quarantine
+from ingest.core.read_ahead import read_ahead
 from ingest.core.report import IngestReport
 from ingest.core.spec import FileReader, LandContext
 
@@ -228,7 +229,8 @@ def land_daily(ctx: LandContext) -> None:
 
 def _land_day_files(read: FileReader, ctx: LandContext, day: date, files: list[Path]) -> None:
     """Land one day's files, one file at a time: each file's rows are written as they come
-    (row groups), so a day of a large fleet never has to fit in memory at once. Rows that
+    (row groups), so a day of a large fleet never has to fit in memory at once; the next files
+    are parsed on reader threads meanwhile (ingest/core/read_ahead.py), in file order. Rows that
     repeat an earlier row's `unique_key` in the partition are dropped and counted."""
     assert ctx.spec.day is not None
     day_of = ctx.spec.day(ctx.table)
@@ -247,8 +249,8 @@ def _land_day_files(read: FileReader, ctx: LandContext, day: date, files: list[P
 
     def frames() -> Iterator[pl.DataFrame]:
         nonlocal elsewhere, blanks
-        for f in files:
-            res = read(f, day, name, opts)
+        parsed = read_ahead(lambda f: (f, read(f, day, name, opts)), files)
+        for f, res in parsed:
             report.files_read.extend(res.files)
             report.sentinels_dropped += res.sentinels_dropped
             blanks += res.sentinels_dropped

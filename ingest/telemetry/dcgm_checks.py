@@ -78,66 +78,95 @@ def _iso(col: str) -> pl.Expr:
     return pl.col(col).dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
 
 
-def _reasons(rows: pl.DataFrame, options: dict[str, Any], day: date | None) -> pl.Expr:
-    """The reject reason of each row (null when the sample is plausible)."""
+def _rules(options: dict[str, Any], day: date | None) -> list[tuple[pl.Expr, pl.Expr]]:
+    """(condition, reason) of each check, in the order they are tried: a row's reason is that
+    of the first condition it meets. The conditions are cheap comparisons; the reasons format
+    text and are computed only for the rows that meet one (`check_samples`)."""
     max_w = _number(options, "max_power_w", DEFAULT_MAX_POWER_W)
     metric, value = pl.col("metric"), pl.col("value")
     is_ratio = metric.str.starts_with(RATIO_PREFIX) & pl.any_horizontal(
         [metric.str.ends_with(s) for s in RATIO_SUFFIXES]
     )
     value_text = value.round(3).cast(pl.String)
-    reason = pl.when(pl.lit(False)).then(pl.lit(None, pl.String))
+    rules: list[tuple[pl.Expr, pl.Expr]] = []
     if day is not None:
         lo, hi = day_window(day, options)
         slack = options.get("day_slack_seconds", DEFAULT_DAY_SLACK_SECONDS)
-        reason = reason.when((pl.col("time") < lo) | (pl.col("time") >= hi)).then(
-            pl.format(
-                "sample time {} is outside the file's day {} (± day_slack_seconds {} s)",
-                _iso("time"),
-                pl.lit(day.isoformat()),
-                pl.lit(str(slack)),
+        rules.append(
+            (
+                (pl.col("time") < lo) | (pl.col("time") >= hi),
+                pl.format(
+                    "sample time {} is outside the file's day {} (± day_slack_seconds {} s)",
+                    _iso("time"),
+                    pl.lit(day.isoformat()),
+                    pl.lit(str(slack)),
+                ),
             )
         )
-    reason = (
-        reason.when(metric.is_in(POWER_METRICS) & ((value < 0) | (value > max_w)))
-        .then(
+    rules += [
+        (
+            metric.is_in(POWER_METRICS) & ((value < 0) | (value > max_w)),
             pl.format(
                 "{} = {} W is outside 0..{} W (option max_power_w)",
                 metric,
                 value_text,
                 pl.lit(f"{max_w:g}"),
-            )
-        )
-        .when(metric.is_in(PERCENT_METRICS) & ((value < 0) | (value > 100)))
-        .then(pl.format("{} = {} % is outside 0..100 %", metric, value_text))
-        .when(is_ratio & ((value < 0) | (value > 1)))
-        .then(pl.format("{} = {} is outside the ratio range 0..1", metric, value_text))
-        .when((metric == FB_USED) & (value < 0))
-        .then(pl.format("{} = {} MiB is negative", metric, value_text))
-        .when((metric == FB_USED) & (value > pl.col("_fb_total")))
-        .then(
+            ),
+        ),
+        (
+            metric.is_in(PERCENT_METRICS) & ((value < 0) | (value > 100)),
+            pl.format("{} = {} % is outside 0..100 %", metric, value_text),
+        ),
+        (
+            is_ratio & ((value < 0) | (value > 1)),
+            pl.format("{} = {} is outside the ratio range 0..1", metric, value_text),
+        ),
+        (
+            (metric == FB_USED) & (value < 0),
+            pl.format("{} = {} MiB is negative", metric, value_text),
+        ),
+        (
+            (metric == FB_USED) & (value > pl.col("_fb_total")),
             pl.format(
                 "{} = {} MiB exceeds the GPU's memory ({} MiB, {})",
                 metric,
                 value_text,
                 pl.col("_fb_total").round(0).cast(pl.Int64),
-                pl.col("_fb_from"),
-            )
-        )
-    )
+                pl.when(pl.col("_fb_from") == FB_TOTAL)
+                .then(pl.lit(FB_TOTAL))
+                .otherwise(pl.format("modelName {}", pl.col("model_name"))),
+            ),
+        ),
+    ]
+    return rules
+
+
+def _flagged(rules: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
+    """True for a row that meets any rule's condition (a null comparison meets none)."""
+    return pl.any_horizontal([cond.fill_null(False) for cond, _ in rules])
+
+
+def _reason(rules: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
+    """The reason of the first rule a row meets (null when it meets none)."""
+    reason = pl.when(pl.lit(False)).then(pl.lit(None, pl.String))
+    for cond, text in rules:
+        reason = reason.when(cond).then(text)
     return reason.otherwise(pl.lit(None, pl.String))
 
 
 def _with_memory(rows: pl.DataFrame) -> pl.DataFrame:
     """Add `_fb_total` (MiB) and `_fb_from` to the FB_USED rows: the GPU's memory as the
-    same GPU's FB_TOTAL at the same time says, else as its model name says."""
-    gb = pl.col("model_name").str.extract(r"(?i)(\d+)\s*GB", 1).cast(pl.Float64, strict=False)
-    rows = rows.with_columns(
-        _fb_total=pl.when(pl.col("metric") == FB_USED).then(gb * MIB_PER_GB),
-        _fb_from=pl.when(pl.col("metric") == FB_USED).then(
-            pl.format("modelName {}", pl.col("model_name"))
-        ),
+    same GPU's FB_TOTAL at the same time says (`_fb_from` = FB_TOTAL), else as its model name
+    says (`_fb_from` = "modelName"; read once per model name, not per row)."""
+    models = rows.select(pl.col("model_name").unique()).with_columns(
+        _gb=pl.col("model_name").str.extract(r"(?i)(\d+)\s*GB", 1).cast(pl.Float64, strict=False)
     )
+    rows = rows.join(models, on="model_name", how="left", nulls_equal=True, maintain_order="left")
+    is_used = pl.col("metric") == FB_USED
+    rows = rows.with_columns(
+        _fb_total=pl.when(is_used).then(pl.col("_gb") * MIB_PER_GB),
+        _fb_from=pl.when(is_used).then(pl.lit("modelName")),
+    ).drop("_gb")
     totals = rows.filter(pl.col("metric") == FB_TOTAL)
     if totals.height == 0:
         return rows
@@ -145,10 +174,10 @@ def _with_memory(rows: pl.DataFrame) -> pl.DataFrame:
     return (
         rows.join(totals, on=list(_GPU_TIME), how="left", nulls_equal=True, maintain_order="left")
         .with_columns(
-            _fb_total=pl.when((pl.col("metric") == FB_USED) & pl.col("_total").is_not_null())
+            _fb_total=pl.when(is_used & pl.col("_total").is_not_null())
             .then(pl.col("_total"))
             .otherwise(pl.col("_fb_total")),
-            _fb_from=pl.when((pl.col("metric") == FB_USED) & pl.col("_total").is_not_null())
+            _fb_from=pl.when(is_used & pl.col("_total").is_not_null())
             .then(pl.lit(FB_TOTAL))
             .otherwise(pl.col("_fb_from")),
         )
@@ -183,10 +212,12 @@ def check_samples(
     if rows.height == 0:
         return result
     options = options or {}
-    checked = _with_memory(rows).with_columns(_reason=_reasons(rows, options, day))
-    bad = checked.filter(pl.col("_reason").is_not_null())
+    rules = _rules(options, day)
+    checked = _with_memory(rows).with_columns(_flagged=_flagged(rules))
+    bad = checked.filter(pl.col("_flagged"))
     if bad.height == 0:
         return result
+    bad = bad.with_columns(_reason=_reason(rules))
     if raw_lines is not None:
         lines = raw_lines(bad.get_column("x_line_number").unique())
         bad = bad.join(lines, on="x_line_number", how="left").with_columns(
@@ -201,7 +232,7 @@ def check_samples(
         reason=pl.col("_reason"),
         raw="raw",
     ).cast(dict(empty_quarantine().schema))  # type: ignore[arg-type]
-    good = checked.filter(pl.col("_reason").is_null()).select(rows.columns)
+    good = checked.filter(~pl.col("_flagged")).select(rows.columns)
     return ReadResult(
         good,
         pl.concat([result.quarantine, quarantine], how="vertical_relaxed").sort(

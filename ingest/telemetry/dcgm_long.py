@@ -89,6 +89,14 @@ def _times(col: pl.Series, timezone: str) -> pl.Series:
     ).to_series()
 
 
+def _values(col: pl.Series) -> pl.Series:
+    """Sample values as Float64; null where not a number (text is trimmed first; a numeric
+    Parquet column is cast as it is)."""
+    if col.dtype.is_numeric():
+        return col.cast(pl.Float64)
+    return col.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
+
+
 def parse_long(
     df: pl.DataFrame,
     *,
@@ -125,7 +133,7 @@ def parse_long(
     frame = df.select(
         x_line_number=pl.int_range(first_line, first_line + df.height, dtype=pl.Int64),
         time=_times(df[t_col], timezone),
-        value_text=pl.col(v_col).cast(pl.String).str.strip_chars(),
+        value=_values(df[v_col]),
         metric=pl.col(m_col).cast(pl.String).str.strip_chars(),
         **{
             label: pl.coalesce(
@@ -139,7 +147,7 @@ def parse_long(
             for label, cs in label_cols.items()
         },
         **({"_labels_json": pl.col(json_col).cast(pl.String)} if json_col else {}),
-    ).with_columns(value=pl.col("value_text").cast(pl.Float64, strict=False))
+    )
     rejected: list[pl.DataFrame] = []
 
     def reject(mask: pl.Expr, reason: str) -> None:
