@@ -34,6 +34,25 @@ def dbt_build(
     """Build (and test) `select` into `home`/build/warehouse.duckdb; assert it succeeded, naming
     the nodes that did not. `run_id` stamps the build's data-health findings, as the pipeline's
     FLEETLEDGER_RUN_ID does."""
+    result = dbt_invoke(home, select, exclude=exclude, dbt_vars=dbt_vars, run_id=run_id)
+    failed = [
+        f"{r.node.name}: {r.message}"
+        for r in (result.result or [])
+        if getattr(r, "status", None) not in ("success", "pass")
+    ]
+    assert result.success, f"dbt build failed: {result.exception or failed}"
+
+
+def dbt_invoke(
+    home: Path,
+    select: str,
+    *,
+    exclude: str | None = None,
+    dbt_vars: dict[str, Any] | None = None,
+    run_id: str | None = None,
+) -> Any:
+    """`dbt build --select select` into `home`/build/warehouse.duckdb: dbt's result (its
+    `result` lists each node's status, message and failures), whether it succeeded or not."""
     from dbt.cli.main import dbtRunner
 
     (home / "build").mkdir(parents=True, exist_ok=True)
@@ -68,9 +87,4 @@ def dbt_build(
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    failed = [
-        f"{r.node.name}: {r.message}"
-        for r in (result.result or [])
-        if getattr(r, "status", None) not in ("success", "pass")
-    ]
-    assert result.success, f"dbt build failed: {result.exception or failed}"
+    return result
