@@ -285,7 +285,8 @@ def print_result(r: BenchResult, console: Console) -> None:
     console.print(
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs, "
         f"{_total_memory_gib():.0f} GiB, Python {platform.python_version()}, "
-        f"load average {os.getloadavg()[0]:.1f}"
+        f"load average {os.getloadavg()[0]:.1f}; DuckDB memory_limit "
+        f"{s.memory_limit or '80% (default)'}, threads {s.threads or 'one a CPU (default)'}"
     )
     if r.daily:
         print_daily(r, console)
@@ -360,6 +361,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="7,90",
         help="the daily stage's history lengths, comma-separated (7,90)",
     )
+    p.add_argument(
+        "--memory-limit",
+        help="the fleet's warehouse.memory_limit (DuckDB's, for dbt and ingest; default 80%%)",
+    )
+    p.add_argument("--threads", type=int, help="the fleet's warehouse.threads (default: one a CPU)")
     args = p.parse_args(argv)
     try:
         histories = [int(x) for x in args.history_days.split(",") if x.strip()]
@@ -377,6 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         scrape_s=args.scrape_interval,
         jobs_per_day=args.jobs_per_day,
         seed=args.seed,
+        memory_limit=args.memory_limit,
+        threads=args.threads,
     )
     try:
         spec.validate()

@@ -64,6 +64,9 @@ class ScaleSpec:
     jobs_per_day: int = 0  # 0: two a node
     seed: int = 0
     start: date | None = None
+    #: `warehouse: {memory_limit, threads}` of the fleet's config (None: the defaults)
+    memory_limit: str | None = None
+    threads: int | None = None
 
     @property
     def nodes(self) -> int:
@@ -273,7 +276,13 @@ def node_day_frame(spec: ScaleSpec, host: str, day_start: int, jobs: pl.DataFram
 
 
 def config(spec: ScaleSpec, fleet: Fleet) -> dict:
+    warehouse = {
+        k: v
+        for k, v in (("memory_limit", spec.memory_limit), ("threads", spec.threads))
+        if v is not None
+    }
     return {
+        **({"warehouse": warehouse} if warehouse else {}),
         "reporting_currency": "USD",
         "idle_threshold": IDLE_THRESHOLD,
         "sources": [

@@ -30,6 +30,10 @@ holdings as (
         held_to
     from {{ ref('int_run_gpu_holdings') }}
     where mapping = 'exact'
+        -- only the holdings that reach the rewritten days' samples: a GPU's holdings over the
+        -- whole history would each be compared with every one of its samples
+        and held_to > {{ first_recomputed_epoch(days_before=1) }}
+        and held_from < {{ after_recomputed_epoch() }}
 
 ),
 
