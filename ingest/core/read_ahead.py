@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
+from ingest.core.duckdb_settings import THREADS_ENV
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -29,14 +31,16 @@ READERS_ENV = "FLEETLEDGER_INGEST_READERS"
 
 
 def reader_threads() -> int:
-    """Worker threads for reading ahead: `FLEETLEDGER_INGEST_READERS`, else one a CPU (at
-    least 2, at most 8)."""
-    raw = os.environ.get(READERS_ENV, "").strip()
-    if raw:
-        try:
-            return max(1, int(raw))
-        except ValueError:
-            raise ValueError(f"{READERS_ENV} must be a whole number, got {raw!r}") from None
+    """Worker threads for reading ahead: `FLEETLEDGER_INGEST_READERS`, else the config's
+    `warehouse.threads` (the ingest steps run with `FLEETLEDGER_DUCKDB_THREADS` set from it),
+    else one a CPU (at least 2, at most 8)."""
+    for name in (READERS_ENV, THREADS_ENV):
+        raw = os.environ.get(name, "").strip()
+        if raw:
+            try:
+                return max(1, int(raw))
+            except ValueError:
+                raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
     return min(8, max(2, os.cpu_count() or 1))
 
 

@@ -130,23 +130,36 @@ def parse_long(
         rows = (bad["x_line_number"] - first_line).cast(pl.UInt32)
         return bad.with_columns(raw=df[rows].select(raw).to_series())
 
-    frame = df.select(
-        x_line_number=pl.int_range(first_line, first_line + df.height, dtype=pl.Int64),
-        time=_times(df[t_col], timezone),
-        value=_values(df[v_col]),
-        metric=pl.col(m_col).cast(pl.String).str.strip_chars(),
+    # labels are cleaned (trimmed, empty = absent, aliases merged) and resolved once per
+    # distinct label set of the file (a few dozen), not once per row; `_sid` numbers the sets
+    keys = [
+        m_col,
+        *(c for cs in label_cols.values() for c in cs),
+        *([json_col] if json_col else []),
+    ]
+    raw_series = df.select(keys).unique(maintain_order=True).with_row_index("_sid")
+
+    def text(c: str) -> pl.Expr:
+        return pl.col(c).cast(pl.String).str.strip_chars()
+
+    series = raw_series.select(
+        "_sid",
+        metric=text(m_col),
         **{
-            label: pl.coalesce(
-                [
-                    pl.when(pl.col(c).cast(pl.String).str.strip_chars() != "").then(
-                        pl.col(c).cast(pl.String).str.strip_chars()
-                    )
-                    for c in cs
-                ]
-            )
+            label: pl.coalesce([pl.when(text(c) != "").then(text(c)) for c in cs])
             for label, cs in label_cols.items()
         },
         **({"_labels_json": pl.col(json_col).cast(pl.String)} if json_col else {}),
+    )
+    frame = (
+        df.select(
+            *keys,
+            x_line_number=pl.int_range(first_line, first_line + df.height, dtype=pl.Int64),
+            time=_times(df[t_col], timezone),
+            value=_values(df[v_col]),
+        )
+        .join(raw_series, on=keys, how="left", nulls_equal=True, maintain_order="left")
+        .drop(keys)
     )
     rejected: list[pl.DataFrame] = []
 
@@ -169,12 +182,13 @@ def parse_long(
     sentinels = frame.select(is_sentinel(pl.col("value")).sum()).item()
     if sentinels:
         frame = frame.filter(~is_sentinel(pl.col("value")))
-    frame = resolve_frame(
-        frame,
+    resolved = resolve_frame(
+        series,
         list(label_cols),
         node_label,
         labels_json="_labels_json" if json_col else None,
     )
+    frame = frame.join(resolved, on="_sid", how="left", maintain_order="left").drop("_sid")
     bad_series = frame.filter(pl.col("reject").is_not_null())
     if bad_series.height:
         rejected.append(

@@ -16,6 +16,7 @@ import pytest
 from dcgm_write import Sample, text
 
 from fleetledger.config import Config, Source
+from ingest.core.duckdb_settings import THREADS_ENV
 from ingest.core.read_ahead import READERS_ENV, prefetch, read_ahead, reader_threads
 from ingest.registry import ingest_source
 
@@ -45,7 +46,10 @@ def test_an_error_is_raised_at_its_item() -> None:
 
 
 def test_reader_threads_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(READERS_ENV, "3")
+    monkeypatch.delenv(READERS_ENV, raising=False)
+    monkeypatch.setenv(THREADS_ENV, "1")  # warehouse.threads: 1 -> one file at a time
+    assert reader_threads() == 1
+    monkeypatch.setenv(READERS_ENV, "3")  # the ingest's own setting wins
     assert reader_threads() == 3
     monkeypatch.setenv(READERS_ENV, "0")
     assert reader_threads() == 1
