@@ -31,12 +31,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from fleetledger.config import Config
 from fleetledger.publish import (
     build_is_published,
     build_path,
+    checkpoint,
     file_stamp,
     published_is_unchanged,
     published_path,
@@ -170,15 +169,6 @@ def _mark_pending(home: Path, span: DaySpan) -> None:
     tmp.replace(path)
 
 
-def _checkpoint(path: Path) -> None:
-    if Path(f"{path}.wal").exists():
-        con = duckdb.connect(str(path))
-        try:
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
-
-
 def _put_back(backup: Path, path: Path) -> None:
     Path(f"{path}.wal").unlink(missing_ok=True)
     os.replace(backup, path)
@@ -230,7 +220,7 @@ def _keep_state(home: Path, path: Path, backup: Path, marker: Path) -> None:
         tmp.write_text(json.dumps({"published": file_stamp(published_path(home))}))
         tmp.replace(marker)
         return
-    _checkpoint(path)
+    checkpoint(path)
     tmp = backup.with_name(f".{backup.name}.tmp")
     shutil.copyfile(path, tmp)
     tmp.replace(backup)

@@ -84,7 +84,7 @@ def published_is_unchanged(home: Path, stamp: list[int]) -> bool:
         return False
 
 
-def _checkpoint(path: Path) -> None:
+def checkpoint(path: Path) -> None:
     """Fold a leftover write-ahead log into the database file so the copy is complete."""
     if not Path(f"{path}.wal").exists():
         return
@@ -122,7 +122,7 @@ def publish_warehouse(home: Path) -> PublishResult:
     if not src.exists():
         raise PublishError(f"{src}: no built warehouse to publish (did the dbt build run?)")
     try:
-        _checkpoint(src)
+        checkpoint(src)
     except duckdb.Error as err:
         raise PublishError(f"{src}: cannot checkpoint the built warehouse: {err}") from err
     dst.parent.mkdir(parents=True, exist_ok=True)
