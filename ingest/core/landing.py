@@ -282,7 +282,10 @@ def land_frames(
     # the frames (parsed ahead on reader threads, ingest/core/read_ahead.py) are converted on
     # a thread of their own while this one compresses and writes the previous file's
     batches = prefetch(to_arrow(table, df) for df in frames)
-    return _write_partition(target, None, batches, table=table, admit=admit)
+    try:
+        return _write_partition(target, None, batches, table=table, admit=admit)
+    finally:
+        batches.close()  # a failed write stops the readers now, not when its traceback goes
 
 
 def land_record(

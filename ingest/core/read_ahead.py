@@ -17,7 +17,7 @@ import os
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
@@ -75,7 +75,7 @@ def read_ahead(
 _END = object()
 
 
-def prefetch(items: Iterable[R], depth: int = 1) -> Iterator[R]:
+def prefetch(items: Iterable[R], depth: int = 1) -> Generator[R, None, None]:
     """The items of `items`, produced on a thread of their own up to `depth` ahead of the
     consumer (the landing writer compresses one file's rows while the next are prepared).
     An exception of the producer is raised to the consumer at its place in the sequence; a
