@@ -56,6 +56,7 @@ from benchmarks.measure import (
     stopwatch,
 )
 from benchmarks.scale_fleet import IDLE_THRESHOLD, ScaleSpec, Written, planted_totals, write_fleet
+from fleetledger.config_warehouse import DEFAULT_MEMORY_LIMIT, WarehouseSettings
 from fleetledger.pipeline import run_pipeline
 
 STAGES = ("pipeline", "baseline", "lower_bound", "dcgm_parse", "ingest", "daily")
@@ -388,7 +389,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         spec.validate()
-    except ValueError as e:
+        # the fleet's `warehouse:` settings, checked before minutes of generating the fleet
+        WarehouseSettings(
+            memory_limit=spec.memory_limit or DEFAULT_MEMORY_LIMIT, threads=spec.threads
+        )
+    except ValueError as e:  # pydantic's ValidationError is one
         p.error(str(e))
     # a log file or pipe gets the whole table, not 80 columns
     console = Console(width=None if sys.stdout.isatty() else 132)

@@ -154,6 +154,21 @@ def test_cli_passes_options_to_the_bench_parser(capsys: pytest.CaptureFixture[st
     assert "multiple of 8" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [("--memory-limit", "3 gigs", "is not a memory size"), ("--threads", "0", "threads")],
+)
+def test_bad_warehouse_settings_stop_the_bench_before_the_fleet_is_written(
+    option: str, value: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "home"
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "--gpus", "8", "--days", "1", option, value, "--out", str(out)])
+    assert e.value.code == 2
+    assert says in capsys.readouterr().err
+    assert not out.exists()  # nothing generated
+
+
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory: pytest.TempPathFactory) -> BenchResult:
     """The bench end to end on the tiny fleet (one pipeline run: ~1.5 min on 2 idle cores)."""
