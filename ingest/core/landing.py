@@ -200,6 +200,27 @@ def _cast(arrow: pa.Table, schema: pa.Schema, table: str) -> pa.Table:
         raise IngestError(f"{table}: cannot cast to the landing schema: {err}") from None
 
 
+def parquet_options(schema: pa.Schema) -> dict[str, object]:
+    """How a landing file is written: zstd; 64-bit integer and timestamp columns (sample times,
+    `x_line_number`) delta-encoded and float columns plain, without the dictionary pyarrow would
+    first try on every column. Those columns hold nearly as many distinct values as rows, so the
+    dictionary was built, abandoned and the values compressed as they are: at 1,024 GPUs a day
+    of long DCGM samples (14.7 M rows) wrote 50 MB in 4.6 s this way and writes 2.4 MB in 3.3 s
+    delta-encoded, which DuckDB also scans in about half the time (docs/landing.md). Strings and
+    small integers keep their dictionary (hosts, metrics, GPU indexes repeat)."""
+    delta = [
+        f.name
+        for f in schema
+        if pa.types.is_int64(f.type) or pa.types.is_timestamp(f.type)
+    ]
+    plain = {*delta, *(f.name for f in schema if pa.types.is_floating(f.type))}
+    return {
+        "compression": "zstd",
+        "use_dictionary": [f.name for f in schema if f.name not in plain],
+        "column_encoding": dict.fromkeys(delta, "DELTA_BINARY_PACKED"),
+    }
+
+
 def _cleanup_leftovers(parent: Path, partition: str) -> None:
     if not parent.exists():
         return
@@ -231,11 +252,11 @@ def _write_partition(
         # nothing a `**/*.parquet` glob would read
         partial = tmp / "part-0.parquet.partial"
         if arrow is not None:
-            pq.write_table(arrow, partial, compression="zstd")
+            pq.write_table(arrow, partial, **parquet_options(arrow.schema))
             rows = arrow.num_rows
         else:
             schema = arrow_schema(table)
-            with pq.ParquetWriter(partial, schema, compression="zstd") as writer:
+            with pq.ParquetWriter(partial, schema, **parquet_options(schema)) as writer:
                 for batch in batches:
                     if batch.num_rows:
                         writer.write_table(batch)
@@ -301,7 +322,8 @@ def land_record(
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{name}.{uuid.uuid4().hex[:12]}.partial"
     try:
-        pq.write_table(to_arrow(table, df), tmp, compression="zstd")
+        arrow = to_arrow(table, df)
+        pq.write_table(arrow, tmp, **parquet_options(arrow.schema))
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
