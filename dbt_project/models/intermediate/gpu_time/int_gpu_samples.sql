@@ -1,7 +1,7 @@
 -- One row per GPU unit and sample time: the long DCGM table pivoted to the values the
 -- allocation needs. A unit is a whole physical GPU (`mig_instance` = '') or one MIG instance.
 -- `hpc_job` duplicates of a sample collapse here (their labels are kept in
--- int_gpu_sample_labels). Utilisation: the site's `utilization_signal` (config) when the sample
+-- int_gpu_sample_labels; `is_labelled` says the sample has some). Utilisation: the site's `utilization_signal` (config) when the sample
 -- carries it; otherwise (and under `auto`) PROF_GR_ENGINE_ACTIVE (0-1) when exported, else
 -- GPU_UTIL / 100. Hosts outside the inventory use `auto`. Stored by sample day: a run
 -- recomputes the days of its range (macros/incremental.sql).
@@ -54,7 +54,10 @@ per_sample as (
         max(case when metric = 'DCGM_FI_DEV_POWER_USAGE' then value end) as power_w,
         max(case when metric = 'DCGM_FI_DEV_FB_USED' then value end) as fb_used_mib,
         max(case when metric = 'DCGM_FI_DEV_XID_ERRORS' then value end) as xid,
-        max(case when metric = 'DCGM_FI_DEV_SM_CLOCK' then value end) as sm_clock_mhz
+        max(case when metric = 'DCGM_FI_DEV_SM_CLOCK' then value end) as sm_clock_mhz,
+        -- the exporter named a job or pod holding the unit (its rows: int_gpu_sample_labels)
+        max(case when hpc_job is not null or k8s_pod is not null then 1 else 0 end) = 1
+            as is_labelled
     from samples
     group by gpu_uuid, coalesce(mig_instance, ''), host, gpu_index, {{ to_epoch('sampled_at') }}
 

@@ -34,13 +34,6 @@ window_bounds as (
 
 ),
 
-labelled as (
-
-    select distinct gpu_uuid, t from {{ ref('int_gpu_sample_labels') }}
-    where mig_instance = '' and t >= (select min(t) from intervals)
-
-),
-
 node_means as (
 
     -- the signal of runs mapped `estimated`: the mean utilisation, at each scrape, of the node's
@@ -50,9 +43,7 @@ node_means as (
         samples.t,
         avg(samples.utilization) as node_mean_utilization
     from {{ ref('int_gpu_samples') }} as samples
-    left join labelled
-        on labelled.gpu_uuid = samples.gpu_uuid and labelled.t = samples.t
-    where samples.mig_instance = '' and labelled.gpu_uuid is null
+    where samples.mig_instance = '' and not samples.is_labelled
         and samples.t >= (select min(t) from intervals)
     group by samples.host, samples.t
 
