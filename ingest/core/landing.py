@@ -208,11 +208,7 @@ def parquet_options(schema: pa.Schema) -> dict[str, object]:
     of long DCGM samples (14.7 M rows) wrote 50 MB in 4.6 s this way and writes 2.4 MB in 3.3 s
     delta-encoded, which DuckDB also scans in about half the time (docs/landing.md). Strings and
     small integers keep their dictionary (hosts, metrics, GPU indexes repeat)."""
-    delta = [
-        f.name
-        for f in schema
-        if pa.types.is_int64(f.type) or pa.types.is_timestamp(f.type)
-    ]
+    delta = [f.name for f in schema if pa.types.is_int64(f.type) or pa.types.is_timestamp(f.type)]
     plain = {*delta, *(f.name for f in schema if pa.types.is_floating(f.type))}
     return {
         "compression": "zstd",
