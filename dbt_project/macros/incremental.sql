@@ -139,3 +139,25 @@
 {% macro run_env(name, default='') -%}
     {{ return(env_var(name, default) if execute else default) }}
 {%- endmacro %}
+
+{#- The newest row of each series before the first day a run recomputes (`days_before` days
+    earlier than the range), read from a model of one row per series and day (the last-sample
+    models: int_gpu_last_samples, int_gpu_energy_last_samples, int_inference_last_samples):
+    the sample a day model carries into the range, to cover into it or to be compared with the
+    range's first sample. `series`: the key columns; `where`: a further condition on the rows.
+    No row on a full build (every day is recomputed). A subquery:
+    `from ({{ newest_before_range(ref('int_gpu_last_samples'), ['gpu_uuid', 'mig_instance']) }})
+    as carried`; its rows carry one more column, `newest_first` (1). -#}
+{% macro newest_before_range(relation, series, days_before=0, where='true') -%}
+    select * from (
+        select
+            rows_by_day.*,
+            row_number() over (
+                partition by {{ series | join(', ') }} order by rows_by_day.day_epoch desc
+            ) as newest_first
+        from {{ relation }} as rows_by_day
+        where rows_by_day.day_epoch < {{ first_recomputed_epoch(days_before) }}
+            and {{ where }}
+    ) as ranked
+    where newest_first = 1
+{%- endmacro %}

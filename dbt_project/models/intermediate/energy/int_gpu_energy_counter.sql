@@ -30,17 +30,12 @@ recomputed as (
 last_before as (
 
     -- each unit's last sample before the first recomputed day (none on a full build)
-    select
-        host,
-        gpu_uuid,
-        mig_instance,
-        t,
-        counter_mj,
-        row_number() over (
-            partition by host, gpu_uuid, mig_instance order by day_epoch desc
-        ) as newest_first
-    from {{ ref('int_gpu_energy_last_samples') }}
-    where day_epoch < {{ first_recomputed_epoch() }}
+    select host, gpu_uuid, mig_instance, t, counter_mj
+    from (
+        {{ newest_before_range(
+            ref('int_gpu_energy_last_samples'), ['host', 'gpu_uuid', 'mig_instance']
+        ) }}
+    ) as last_samples
 
 ),
 
@@ -52,7 +47,6 @@ samples as (
         host, gpu_uuid, cast(null as integer) as gpu_index, mig_instance, t, counter_mj,
         true as is_carried_in
     from last_before
-    where newest_first = 1
 
 ),
 

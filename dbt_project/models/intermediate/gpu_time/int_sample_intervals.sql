@@ -26,28 +26,16 @@ recomputed_samples as (
 
 ),
 
-last_day_before as (
-
-    -- per series, the latest day before the first recomputed one with samples: its last
-    -- sample (int_gpu_last_samples, a row per series and day) is what covers into the range
-    select gpu_uuid, mig_instance, max(day_epoch) as day_epoch
-    from {{ ref('int_gpu_last_samples') }}
-    where day_epoch < {{ first_recomputed_epoch() }}
-    group by gpu_uuid, mig_instance
-
-),
-
 carried_in as (
 
+    -- per series, the last sample of the latest day before the first recomputed one with
+    -- samples (int_gpu_last_samples, a row per series and day): what covers into the range
     select
-        last_samples.gpu_uuid, last_samples.mig_instance, last_samples.host,
-        last_samples.gpu_index, last_samples.day_epoch, last_samples.t, last_samples.utilization,
-        last_samples.power_w, last_samples.fb_used_mib, last_samples.is_fatal_xid
-    from {{ ref('int_gpu_last_samples') }} as last_samples
-    inner join last_day_before
-        on last_day_before.gpu_uuid = last_samples.gpu_uuid
-        and last_day_before.mig_instance = last_samples.mig_instance
-        and last_day_before.day_epoch = last_samples.day_epoch
+        gpu_uuid, mig_instance, host, gpu_index, day_epoch, t, utilization, power_w,
+        fb_used_mib, is_fatal_xid
+    from (
+        {{ newest_before_range(ref('int_gpu_last_samples'), ['gpu_uuid', 'mig_instance']) }}
+    ) as last_samples
 
 ),
 

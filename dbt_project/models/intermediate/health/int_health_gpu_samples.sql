@@ -25,26 +25,17 @@ gpu_samples as (
 
 ),
 
-last_day_before as (
-
-    -- per GPU, the latest day before the rewritten days with samples: its last sample
-    -- (int_gpu_last_samples) gives the first rewritten sample's previous values (not a row of
-    -- this run's output)
-    select gpu_uuid, max(day_epoch) as day_epoch
-    from {{ ref('int_gpu_last_samples') }}
-    where mig_instance = '' and day_epoch < {{ first_recomputed_epoch(days_before=1) }}
-    group by gpu_uuid
-
-),
-
 carried_in as (
 
-    select last_samples.*
-    from {{ ref('int_gpu_last_samples') }} as last_samples
-    inner join last_day_before
-        on last_day_before.gpu_uuid = last_samples.gpu_uuid
-        and last_day_before.day_epoch = last_samples.day_epoch
-    where last_samples.mig_instance = ''
+    -- per GPU, the last sample of the latest day before the rewritten days with samples
+    -- (int_gpu_last_samples): the first rewritten sample's previous values (not a row of this
+    -- run's output)
+    select *
+    from (
+        {{ newest_before_range(
+            ref('int_gpu_last_samples'), ['gpu_uuid'], days_before=1, where="mig_instance = ''"
+        ) }}
+    ) as last_samples
 
 ),
 

@@ -46,15 +46,14 @@ last_before as (
     select
         host, k8s_namespace, k8s_pod, k8s_container, model_name, metric, le, finished_reason,
         sampled_epoch as t,
-        value,
-        row_number() over (
-            partition by
-                host, k8s_namespace, k8s_pod, k8s_container, model_name, metric, le,
-                finished_reason
-            order by sampled_epoch desc
-        ) as newest_first
-    from {{ ref('int_inference_last_samples') }}
-    where day_epoch < {{ first_recomputed_epoch() }}
+        value
+    from (
+        {{ newest_before_range(
+            ref('int_inference_last_samples'),
+            ['host', 'k8s_namespace', 'k8s_pod', 'k8s_container', 'model_name', 'metric', 'le',
+             'finished_reason']
+        ) }}
+    ) as last_samples
 
 ),
 
@@ -66,7 +65,6 @@ samples as (
         host, k8s_namespace, k8s_pod, k8s_container, model_name, metric, le, finished_reason,
         t, value, true as is_carried_in
     from last_before
-    where newest_first = 1
 
 ),
 
