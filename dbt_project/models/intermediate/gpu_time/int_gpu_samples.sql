@@ -1,10 +1,11 @@
 -- One row per GPU unit and sample time: the long DCGM table pivoted to the values the
 -- allocation needs. A unit is a whole physical GPU (`mig_instance` = '') or one MIG instance.
 -- `hpc_job` duplicates of a sample collapse here (their labels are kept in
--- int_gpu_sample_labels; `is_labelled` says the sample has some). Utilisation: the site's `utilization_signal` (config) when the sample
--- carries it; otherwise (and under `auto`) PROF_GR_ENGINE_ACTIVE (0-1) when exported, else
--- GPU_UTIL / 100. Hosts outside the inventory use `auto`. Stored by sample day: a run
--- recomputes the days of its range (macros/incremental.sql).
+-- int_gpu_sample_labels; `is_labelled` says the sample has some). Utilisation: the site's
+-- `utilization_signal` (config) when the sample carries it; otherwise (and under `auto`)
+-- PROF_GR_ENGINE_ACTIVE (0-1) when exported, else GPU_UTIL / 100. Hosts outside the inventory
+-- use `auto`. Stored by sample day: a run recomputes the days of its range
+-- (macros/incremental.sql).
 {{ incremental_by_day() }}
 with
 
