@@ -154,3 +154,56 @@ def test_land_frames_streams_row_groups(tmp_path: Path) -> None:
         pq.read_table(tmp_path / "raw/power_readings/p/date=2026-11-03/part-0.parquet").num_rows
         == 0
     )
+
+
+def test_delta_encoded_columns_read_back_unchanged(tmp_path: Path) -> None:
+    """Times and line numbers are landed delta-encoded, floats plain (docs/landing.md): values
+    that are out of order, negative, extreme, null or NaN read back exactly, by DuckDB (dbt)
+    and polars (the quality checks), and an empty partition still lands."""
+    times = [
+        datetime(2026, 11, 2, 0, 5, tzinfo=UTC),
+        None,
+        datetime(1970, 1, 1, tzinfo=UTC),
+        datetime(2262, 1, 1, tzinfo=UTC),
+        datetime(2026, 11, 2, 0, 1, tzinfo=UTC),
+    ]
+    lines = [7, None, -5, 2**63 - 1, -(2**63)]
+    kw = [float("nan"), None, float("inf"), -0.0, 1e308]
+    frame = pl.DataFrame(
+        {
+            "time": times,
+            "site": ["dc1"] * 5,
+            "meter": ["m"] * 5,
+            "kind": ["it"] * 5,
+            "kw": kw,
+            "x_source": ["p"] * 5,
+            "x_source_file": ["f.csv"] * 5,
+            "x_line_number": lines,
+        },
+        schema=polars_schema("power_readings"),
+    )
+    path, n = land_frames(tmp_path, "power_readings", "p", "date=2026-11-02", iter([frame]))
+    assert n == 5
+    chunk = pq.ParquetFile(path).metadata.row_group(0)
+    encodings = {chunk.column(i).path_in_schema: chunk.column(i).encodings for i in range(8)}
+    assert "DELTA_BINARY_PACKED" in encodings["time"]
+    assert "DELTA_BINARY_PACKED" in encodings["x_line_number"]
+    assert "RLE_DICTIONARY" in encodings["site"]
+
+    back = pl.read_parquet(path)
+    assert back["time"].to_list() == times
+    assert back["x_line_number"].to_list() == lines
+    got = back["kw"].to_list()
+    assert got[0] != got[0] and got[1:] == kw[1:]  # NaN, then the rest as written
+    rows = duckdb.sql(
+        f"select epoch_us(time), x_line_number, kw from read_parquet('{path}')"
+    ).fetchall()
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    assert [r[0] for r in rows] == [
+        None if t is None else int((t - epoch).total_seconds()) * 1_000_000 for t in times
+    ]
+    assert [r[1] for r in rows] == lines
+    assert [r[2] for r in rows][1:] == kw[1:]
+
+    empty, n = land_frames(tmp_path, "power_readings", "p", "date=2026-11-03", iter([frame[:0]]))
+    assert n == 0 and pl.read_parquet(empty).height == 0
