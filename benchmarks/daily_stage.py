@@ -22,6 +22,7 @@ from pathlib import Path
 from benchmarks.measure import PeakRss, step_seconds, stopwatch
 from benchmarks.pipeline_process import run_in_process
 from benchmarks.scale_fleet import ScaleSpec, write_fleet
+from fleetledger.publish import history_path, published_path
 
 CUR_EXPORT = Path("sources") / "aws" / "cur" / "fleet-cur"
 
@@ -38,6 +39,11 @@ class DailyTime:
     daily_dbt_seconds: float
     daily_peak_rss: int
     full_refresh: str | None
+    # the daily run's publish step, and what stays where after it: the published snapshot
+    # (copied by every publish) and the day models' file (never copied)
+    daily_publish_seconds: float = 0.0
+    published_bytes: int = 0
+    history_bytes: int = 0
 
 
 def redeliver_open_month(home: Path, stamp: str) -> Path:
@@ -99,9 +105,16 @@ def run_daily_stage(
                 daily_dbt_seconds=steps.get("dbt_warehouse", 0.0),
                 daily_peak_rss=rss.peak or 0,
                 full_refresh=daily.full_refresh,
+                daily_publish_seconds=steps.get("warehouse_snapshot", 0.0),
+                published_bytes=_size(published_path(home)),
+                history_bytes=_size(history_path(home)),
             )
         )
     return out
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
 
 
 def daily_ratio(times: Sequence[DailyTime]) -> float | None:

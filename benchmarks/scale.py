@@ -260,6 +260,8 @@ def print_daily(r: BenchResult, console: Console) -> None:
     for col in ("history days", "history build s", "daily run s", "daily CPU s", "dbt build s"):
         table.add_column(col, justify="right")
     table.add_column("peak RSS GiB", justify="right")
+    for col in ("publish s", "published MB", "history MB (not copied)"):
+        table.add_column(col, justify="right")
     table.add_column("full refresh", justify="left")
     for d in r.daily:
         table.add_row(
@@ -269,6 +271,9 @@ def print_daily(r: BenchResult, console: Console) -> None:
             f"{d.daily_cpu_seconds:.1f}",
             f"{d.daily_dbt_seconds:.1f}",
             _gib(d.daily_peak_rss),
+            f"{d.daily_publish_seconds:.2f}",
+            f"{d.published_bytes / 1e6:.0f}",
+            f"{d.history_bytes / 1e6:.0f}",
             d.full_refresh or "no",
         )
     console.print(table)

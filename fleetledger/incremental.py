@@ -3,19 +3,22 @@ failed or interrupted build leaves the build warehouse as it was (docs/operation
 "Incremental runs").
 
 The day models (macros/incremental.sql) keep their rows by day and a run recomputes the days of
-its range. Everything they read that is not a landed day is an input of every day: the config a
-model reads (teams, inventory, rate cards, thresholds, currency rates, the `health:` settings)
-and the dbt project itself. After each successful build `build/build_inputs.json` records a
-fingerprint of each; a run whose inputs differ rebuilds everything (dbt `--full-refresh`) and
-says which key changed.
+its range. On DuckDB they live in `build/history.duckdb`, which is never copied: a build that
+fails leaves the days of its range pending, and the next run recomputes them in every day model
+(a full refresh that does not finish is done again by the next run). Everything they read that
+is not a landed day is an input of every day: the config a model reads (teams, inventory, rate
+cards, thresholds, currency rates, the `health:` settings) and the dbt project itself. After
+each successful build `build/build_inputs.json` records a fingerprint of each; a run whose
+inputs differ rebuilds everything (dbt `--full-refresh`) and says which key changed.
 
-Before dbt writes, the build warehouse must be kept as it was. When it is still the file the
-last publish copied (fleetledger/publish.py records both files' size, mtime and inode), the
-published snapshot is that copy: the run writes `warehouse.before-run.json` naming it and copies
-nothing. Otherwise the build warehouse is copied beside itself (`warehouse.before-run.duckdb`).
-A build that fails puts the copy or the snapshot back, and a run killed outright leaves either
-for the next run to put back before it starts. The days of a run that did not finish stay
-pending (`build/pending_days.json`) and the next run recomputes them too.
+Before dbt writes, the build warehouse (everything but the day models) must be kept as it was.
+When it is still the file the last publish copied (fleetledger/publish.py records both files'
+size, mtime and inode), the published snapshot is that copy: the run writes
+`warehouse.before-run.json` naming it and copies nothing. Otherwise the build warehouse is
+copied beside itself (`warehouse.before-run.duckdb`). A build that fails puts the copy or the
+snapshot back, and a run killed outright leaves either for the next run to put back before it
+starts. The days of a run that did not finish stay pending (`build/pending_days.json`) and the
+next run recomputes them too.
 """
 
 from __future__ import annotations
@@ -33,10 +36,12 @@ from typing import Any
 
 from fleetledger.config import Config
 from fleetledger.publish import (
+    HISTORY_WAREHOUSE,
     build_is_published,
     build_path,
     checkpoint,
     file_stamp,
+    history_path,
     published_is_unchanged,
     published_path,
 )
@@ -117,6 +122,8 @@ def full_refresh_reason(
         return "requested (--full-refresh)"
     if not build_path(home).exists():
         return "no built warehouse yet"
+    if cfg.warehouse.engine == "duckdb" and not history_path(home).exists():
+        return f"no day models yet ({HISTORY_WAREHOUSE})"
     record = home / BUILD_INPUTS
     try:
         before = json.loads(record.read_text())
@@ -227,17 +234,23 @@ def _keep_state(home: Path, path: Path, backup: Path, marker: Path) -> None:
 
 
 @contextmanager
-def guarded_build(home: Path, span: DaySpan, inputs: Mapping[str, str]) -> Iterator[None]:
+def guarded_build(
+    home: Path, span: DaySpan, inputs: Mapping[str, str], full_refresh: bool = False
+) -> Iterator[None]:
     """Run a build so that, should it fail, the build warehouse is as it was before: its state is
     kept first (the published snapshot, or a copy) and put back on failure (a build with no
-    warehouse before leaves none). On success the inputs' fingerprint is recorded and no day
-    stays pending."""
+    warehouse before leaves none). The day models' file is not kept: the span stays pending, so
+    the next run recomputes its days in every day model, and a `full_refresh` forgets the last
+    build's inputs first, so the next run refreshes in full again unless this one finishes. On
+    success the inputs' fingerprint is recorded and no day stays pending."""
     path = build_path(home)
     backup = path.with_name(BEFORE_RUN)
     marker = path.with_name(BEFORE_RUN_MARKER)
     restore_interrupted_build(home)
     existed = path.exists()
     _mark_pending(home, span)
+    if full_refresh:
+        forget_build_inputs(home)
     if existed:
         _keep_state(home, path, backup, marker)
     try:

@@ -5,6 +5,12 @@ locks readers out of it meanwhile. Consumers therefore read `$FLEETLEDGER_HOME/w
 which is replaced atomically (copy to a temp file beside it, then `os.replace`), so a reader sees
 either the old snapshot or the new one, never a half-written file, and keeps working during a run.
 
+The day models (macros/incremental.sql: every sample of every day, nearly all of the bytes) live
+in a file of their own, `build/history.duckdb`, attached to the build as database `history`
+(dbt_project/profiles.yml). Publishing copies the build warehouse only, so it copies no sample
+history however long the history grows; `connect_build` opens the build with the history
+attached, for a look at the day models between runs.
+
 On Spark (config `warehouse.engine: spark`, docs/scaling.md) the marts stay Parquet tables of the
 Spark warehouse; `export_spark_warehouse` copies its mart and intermediate tables into
 `build/warehouse.duckdb` right after the dbt build, so the forecast, alert and publish steps and
@@ -26,6 +32,10 @@ BUILD_WAREHOUSE = Path("build") / "warehouse.duckdb"
 #: the Spark databases exported to DuckDB: the marts and the intermediate tables the alert
 #: rules read (staging models are views over the landing zone: no data of their own)
 SPARK_EXPORTED_SCHEMAS = ("main", "intermediate")
+#: the day models' own file, attached to the build warehouse under `HISTORY_DATABASE`
+HISTORY_WAREHOUSE = Path("build") / "history.duckdb"
+#: the name profiles.yml attaches it under (the dbt macro `history_database`)
+HISTORY_DATABASE = "history"
 PUBLISHED_WAREHOUSE = Path("warehouse.duckdb")
 #: what the last publish copied: the build file and the snapshot as they were (size, mtime, inode)
 PUBLISHED_STAMP = Path("build") / "published_stamp.json"
@@ -44,6 +54,21 @@ class PublishResult:
 
 def build_path(home: Path) -> Path:
     return home / BUILD_WAREHOUSE
+
+
+def history_path(home: Path) -> Path:
+    return home / HISTORY_WAREHOUSE
+
+
+def connect_build(home: Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
+    """The build warehouse with the day models' file attached as `history` (when there is
+    one): a day model reads as `history.intermediate.<model>`, everything else as before."""
+    con = duckdb.connect(str(build_path(home)), read_only=read_only)
+    history = history_path(home)
+    if history.exists():
+        mode = " (read_only)" if read_only else ""
+        con.execute(f"attach '{history}' as {HISTORY_DATABASE}{mode}")
+    return con
 
 
 def published_path(home: Path) -> Path:

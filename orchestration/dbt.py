@@ -350,7 +350,9 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         # re-entrant: a `fleetledger run` already holds the lock; a run `dagster dev` launched
         # takes it here
         with home_lock(home), stop_children_on_sigterm(), environment(run_env):
-            with guarded_build(home, span, build_inputs(cfg, project_dir)):
+            with guarded_build(
+                home, span, build_inputs(cfg, project_dir), full_refresh=bool(refresh)
+            ):
                 with children_die_with_parent(dbt_cli_invocation):
                     invocation = dbt.cli(args, context=context, target_path=target)
                 yield from _asset_events(context, invocation)

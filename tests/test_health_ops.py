@@ -27,6 +27,8 @@ import yaml
 from mart_rows import epoch as _epoch
 from mart_rows import rows as _rows
 
+from fleetledger.publish import history_path
+
 DBT_PROJECT = Path(__file__).resolve().parents[1] / "dbt_project"
 
 
@@ -34,6 +36,8 @@ DBT_PROJECT = Path(__file__).resolve().parents[1] / "dbt_project"
 def con(pipeline_home: Path) -> duckdb.DuckDBPyConnection:
     c = duckdb.connect(str(pipeline_home / "warehouse.duckdb"), read_only=True)
     c.execute("set TimeZone = 'UTC'")
+    # the day models are in the build's own file, not in the published snapshot
+    c.execute(f"attach '{history_path(pipeline_home)}' as history (read_only)")
     return c
 
 
@@ -186,7 +190,7 @@ def test_straggler_thermal_throttle(con: duckdb.DuckDBPyConnection, ground_truth
     per_gpu = con.execute(
         f"""
         select gpu_index, count(*) * {interval}
-        from intermediate.int_health_gpu_samples
+        from history.intermediate.int_health_gpu_samples
         where host = '{st["host"]}' and (throttle_reasons & 96) = 96
         group by gpu_index
         """
@@ -221,7 +225,7 @@ def test_power_cap_and_slowdown_across_midnight(con: duckdb.DuckDBPyConnection, 
     idle, throttled = con.execute(
         "select count(*) filter (where throttle_reasons = 1), "
         "count(*) filter (where (throttle_reasons & 236) <> 0) "
-        "from intermediate.int_health_gpu_samples"
+        "from history.intermediate.int_health_gpu_samples"
     ).fetchone()
     assert idle > 0 and throttled > 0
 
@@ -261,7 +265,8 @@ def test_row_remap_xid63(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     samples = con.execute(
         f"""
         select count(*), min(t), sum(correctable_remapped_rows), bool_or(is_new_xid and t > {at})
-        from intermediate.int_health_gpu_samples where gpu_uuid = '{rm["gpu_uuid"]}' and xid = 63
+        from history.intermediate.int_health_gpu_samples
+        where gpu_uuid = '{rm["gpu_uuid"]}' and xid = 63
         """
     ).fetchone()
     assert samples[1:] == (at, 1, False) and samples[0] > 1
@@ -290,7 +295,7 @@ def test_ecc_counter_restart_after_reboot(con: duckdb.DuckDBPyConnection, ground
     back = _epoch(o["end"])
     rows = con.execute(
         f"""
-        select t, ecc_sbe_errors from intermediate.int_health_gpu_samples
+        select t, ecc_sbe_errors from history.intermediate.int_health_gpu_samples
         where host = '{rs["host"]}' and gpu_index = {rs["gpu_index"]}
           and t between {_epoch(o["start"])} and {back}
         order by t
@@ -389,7 +394,7 @@ def test_double_bit_ecc_error(con: duckdb.DuckDBPyConnection, ground_truth: dict
     samples = con.execute(
         f"""
         select t, xid, ecc_sbe_errors, ecc_dbe_errors, uncorrectable_remapped_rows
-        from intermediate.int_health_gpu_samples
+        from history.intermediate.int_health_gpu_samples
         where gpu_uuid = '{f["gpu_uuid"]}' and t between {at} - 300 and {back} + 60
         order by t
         """

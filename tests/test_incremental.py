@@ -25,7 +25,7 @@ import pytest
 
 from fleetledger.generator import generate
 from fleetledger.pipeline import PipelineResult, run_pipeline
-from fleetledger.publish import build_path, published_path
+from fleetledger.publish import history_path, published_path
 
 START = date(2026, 1, 5)
 DAYS = 10
@@ -140,7 +140,7 @@ def _mark(home: Path, *days: int) -> dict[str, dict[int, int]]:
     """Mark the rows of `days` in the day models: their positive mark column (power_w, ...)
     negated (exactly reversible; a recompute would undo it). Returns how many rows are marked
     per model and day."""
-    con = duckdb.connect(str(build_path(home)))
+    con = duckdb.connect(str(history_path(home)))
     try:
         epochs = ", ".join(str(_epoch(_day(d))) for d in days)
         for model, col in MARKED_MODELS.items():
@@ -156,7 +156,7 @@ def _mark(home: Path, *days: int) -> dict[str, dict[int, int]]:
 def _marked(home: Path, *days: int) -> dict[str, dict[int, int]]:
     """How many rows of each of `days` are marked per day model (a later day's first piece,
     covered by a marked sample of the day before, copies its mark: it is not counted)."""
-    con = duckdb.connect(str(build_path(home)), read_only=True)
+    con = duckdb.connect(str(history_path(home)), read_only=True)
     try:
         out: dict[str, dict[int, int]] = {}
         for model, col in MARKED_MODELS.items():
@@ -173,7 +173,7 @@ def _marked(home: Path, *days: int) -> dict[str, dict[int, int]]:
 
 
 def _unmark(home: Path) -> None:
-    con = duckdb.connect(str(build_path(home)))
+    con = duckdb.connect(str(history_path(home)))
     try:
         for model, col in MARKED_MODELS.items():
             con.execute(f"update intermediate.{model} set {col} = -{col} where {col} < 0")

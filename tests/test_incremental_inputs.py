@@ -29,7 +29,7 @@ from fleetledger.incremental import (
     restore_interrupted_build,
 )
 from fleetledger.pipeline import PipelineResult
-from fleetledger.publish import build_path, publish_warehouse, published_path
+from fleetledger.publish import build_path, history_path, publish_warehouse, published_path
 
 PROJECT = Path(__file__).resolve().parents[1] / "dbt_project"
 
@@ -44,11 +44,30 @@ def _config(**overrides: object) -> Config:
 
 
 def _warehouse(home: Path, value: int) -> None:
+    """What a build writes: `t.v` in the build warehouse, and a day model's row in the day
+    models' own file (build/history.duckdb)."""
     path = build_path(home)
     path.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(path))
     con.execute("create or replace table t as select ? as v", [value])
     con.close()
+    _history(home, value)
+
+
+def _history(home: Path, value: int) -> None:
+    con = duckdb.connect(str(history_path(home)))
+    con.execute("create or replace table day_rows as select ? as v", [value])
+    con.close()
+
+
+def _history_value(home: Path) -> int:
+    con = duckdb.connect(str(history_path(home)), read_only=True)
+    try:
+        row = con.execute("select v from day_rows").fetchone()
+        assert row is not None
+        return int(row[0])
+    finally:
+        con.close()
 
 
 def _value(home: Path, path: Path | None = None) -> int:
@@ -79,6 +98,71 @@ def test_first_build_and_requested_refresh(tmp_path: Path) -> None:
     assert full_refresh_reason(tmp_path, cfg, PROJECT, requested=True) == (
         "requested (--full-refresh)"
     )
+
+
+def test_a_home_without_its_day_models_file_is_refreshed_in_full(tmp_path: Path) -> None:
+    # the day models live in build/history.duckdb: a home built before they had a file of
+    # their own (or whose file was removed) rebuilds every model, so no day is missing
+    cfg = _config()
+    _built(tmp_path, cfg)
+    history_path(tmp_path).unlink()
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) == (
+        "no day models yet (build/history.duckdb)"
+    )
+    # on Spark the day models are Spark tables: no such file
+    spark = _config(warehouse={"engine": "spark"})
+    assert full_refresh_reason(tmp_path, spark, PROJECT) != (
+        "no day models yet (build/history.duckdb)"
+    )
+
+
+def test_a_failed_build_keeps_its_day_rows_pending_and_copies_no_history(
+    tmp_path: Path,
+) -> None:
+    # the day models' file is never copied: a failed build leaves what it wrote there, and its
+    # days stay pending, so the next run recomputes them in every day model
+    cfg = _config()
+    _built(tmp_path, cfg)
+    recorded = (tmp_path / BUILD_INPUTS).read_text()
+    span = DaySpan(date(2026, 1, 5), date(2026, 1, 6))
+    with pytest.raises(RuntimeError):
+        with guarded_build(tmp_path, span, {"k": "v"}):
+            assert not list(history_path(tmp_path).parent.glob("history*before*"))
+            _warehouse(tmp_path, 2)
+            raise RuntimeError("dbt failed")
+    assert _value(tmp_path) == 1 and _history_value(tmp_path) == 2
+    assert (tmp_path / BUILD_INPUTS).read_text() == recorded
+    assert recompute_span(tmp_path, date(2026, 1, 8), date(2026, 1, 8)) == DaySpan(
+        date(2026, 1, 5), date(2026, 1, 8)
+    )
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) is None
+
+
+def test_a_full_refresh_that_fails_is_done_again_by_the_next_run(tmp_path: Path) -> None:
+    # a full refresh rewrites every day of every day model; one that fails part-way leaves
+    # some rewritten and some not, so the next run must refresh in full too
+    cfg = _config()
+    _built(tmp_path, cfg)
+    span = DaySpan(date(2026, 1, 5), date(2026, 1, 5))
+    with pytest.raises(RuntimeError):
+        with guarded_build(tmp_path, span, build_inputs(cfg, PROJECT), full_refresh=True):
+            _warehouse(tmp_path, 2)
+            raise RuntimeError("dbt failed")
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) == (
+        "no record of the inputs of the last build"
+    )
+    # killed outright during a full refresh: the same
+    _built(tmp_path, cfg)
+    guard = guarded_build(tmp_path, span, build_inputs(cfg, PROJECT), full_refresh=True)
+    guard.__enter__()
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) == (
+        "no record of the inputs of the last build"
+    )
+    restore_interrupted_build(tmp_path)
+    # and one that finishes records its inputs
+    with guarded_build(tmp_path, span, build_inputs(cfg, PROJECT), full_refresh=True):
+        _warehouse(tmp_path, 3)
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) is None
 
 
 def test_a_team_rule_change_forces_a_full_refresh_named_in_the_summary(

@@ -12,7 +12,7 @@ from dbt_in_process import dbt_build
 
 from fleetledger.alerts.warehouse import MART_TABLES as ALERT_MARTS
 from fleetledger.forecasting.build import FORECAST_MARTS
-from fleetledger.publish import _row_counts
+from fleetledger.publish import _row_counts, build_path, connect_build, history_path
 from fleetledger.queries import available_marts, connect
 
 MODELS = Path(__file__).resolve().parents[1] / "dbt_project" / "models"
@@ -60,13 +60,38 @@ def _documented() -> dict[str, tuple[Path, dict]]:
     return out
 
 
+def _day_models() -> set[str]:
+    return {p.stem for p in MODELS.rglob("*.sql") if "incremental_by_day(" in p.read_text()}
+
+
+def test_the_day_models_live_in_their_own_file_and_are_not_published(
+    pipeline_home: Path,
+) -> None:
+    # build/history.duckdb holds the day models (every sample of every day) and nothing else;
+    # the build warehouse and the published snapshot hold everything else, and no day model
+    day_models = _day_models()
+    assert len(day_models) >= 20
+    assert _relations(history_path(pipeline_home)) == {"intermediate": day_models}
+    assert not day_models & _relations(build_path(pipeline_home))["intermediate"]
+    assert not day_models & _relations(pipeline_home / "warehouse.duckdb")["intermediate"]
+    # the build, opened with its history attached, reads both
+    with connect_build(pipeline_home) as con:
+        row = con.execute(
+            "select count(*) from history.intermediate.int_gpu_samples as s "
+            "join intermediate.int_gpus as g using (gpu_uuid)"
+        ).fetchone()
+    assert row is not None and row[0] > 0
+
+
 def test_every_intermediate_model_and_column_is_documented(pipeline_home: Path) -> None:
-    con = duckdb.connect(str(pipeline_home / "warehouse.duckdb"), read_only=True)
+    # the intermediate tables of the build warehouse and of the day models' file
+    con = connect_build(pipeline_home)
     try:
         columns: dict[str, list[str]] = {}
         for table, column in con.execute(
             "select table_name, column_name from information_schema.columns "
-            "where table_schema = 'intermediate' order by table_name, ordinal_position"
+            "where table_schema = 'intermediate' and table_catalog in ('warehouse', 'history') "
+            "order by table_name, ordinal_position"
         ).fetchall():
             columns.setdefault(table, []).append(column)
     finally:
@@ -91,8 +116,11 @@ def test_a_build_drops_what_moved_out_of_main(tmp_path: Path) -> None:
     con.execute("create table main.int_days as select 1 as day_epoch")
     con.execute("create view main.stg_config__teams as select 1 as team")
     con.execute("create table main.notes as select 1 as n")
+    # a day model built before the day models had a file of their own (build/history.duckdb)
+    con.execute("create schema intermediate")
+    con.execute("create table intermediate.int_gpu_samples as select 1 as day_epoch")
     con.close()
     dbt_build(home, "int_integers")
     relations = _relations(home / "build" / "warehouse.duckdb")
     assert relations["main"] == {"notes"}
-    assert "int_integers" in relations["intermediate"]
+    assert relations["intermediate"] == {"int_integers"}

@@ -20,12 +20,20 @@
 {% macro default__incremental_by_day(day_column, days_before) -%}
     {{ config(
         materialized='incremental',
+        database=history_database(),
         incremental_strategy=fleetledger_incremental_strategy(),
         unique_key=day_column,
         on_schema_change='fail',
         meta={'day_model': true, 'days_before': days_before}
     ) }}
 {%- endmacro %}
+
+{#- DuckDB keeps the day models in a database file of their own, `build/history.duckdb`, which
+    profiles.yml attaches under this name beside the build warehouse: the history they hold
+    (every sample of every day) is never copied, neither by publish nor as the state a failed
+    build goes back to (fleetledger/publish.py, docs/operations.md "Where the build keeps its
+    history"); the published snapshot holds everything else. -#}
+{% macro history_database() -%}history{%- endmacro %}
 
 {#- Spark overwrites the recomputed day partitions (partitionOverwriteMode=dynamic, set in the
     spark profile) -#}

@@ -28,10 +28,25 @@
             if node.resource_type == 'model'
             and node.schema != target.schema
             and node.config.materialized != 'ephemeral' -%}
+            {#- the target database, whose relations dbt has listed: a look-up that misses
+                its cache opens a transaction the hook never commits, undoing later drops -#}
             {%- set stale = adapter.get_relation(
-                database=node.database, schema=target.schema, identifier=node.alias) -%}
+                database=target.database, schema=target.schema, identifier=node.alias) -%}
             {%- if stale is not none -%}
                 {{ log('dropping ' ~ stale ~ ': ' ~ node.name ~ ' is published in schema ' ~ node.schema, info=true) }}
+                {% do adapter.drop_relation(stale) %}
+            {%- endif -%}
+        {%- endfor -%}
+        {#- a day model built before the day models had a database of their own
+            (`history_database`) is still in the build warehouse: dropped there, so the
+            published snapshot holds no copy of it -#}
+        {%- for node in graph.nodes.values()
+            if node.resource_type == 'model'
+            and node.database != target.database -%}
+            {%- set stale = adapter.get_relation(
+                database=target.database, schema=node.schema, identifier=node.alias) -%}
+            {%- if stale is not none -%}
+                {{ log('dropping ' ~ stale ~ ': ' ~ node.name ~ ' is kept in database ' ~ node.database, info=true) }}
                 {% do adapter.drop_relation(stale) %}
             {%- endif -%}
         {%- endfor -%}

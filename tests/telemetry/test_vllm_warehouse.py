@@ -11,6 +11,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from fleetledger.publish import history_path
+
 pytestmark = pytest.mark.warehouse
 
 COUNTER_TRUTH = {
@@ -24,6 +26,8 @@ COUNTER_TRUTH = {
 def con(pipeline_home: Path) -> duckdb.DuckDBPyConnection:
     c = duckdb.connect(str(pipeline_home / "warehouse.duckdb"), read_only=True)
     c.execute("set TimeZone = 'UTC'")
+    # the day models are in the build's own file, not in the published snapshot
+    c.execute(f"attach '{history_path(pipeline_home)}' as history (read_only)")
     return c
 
 
@@ -39,7 +43,7 @@ def test_hourly_counters_equal_the_truth_per_pod_and_day(
         """
         select k8s_pod, strftime(to_timestamp(hour_epoch), '%Y-%m-%d') as day, metric,
                sum(increase), sum(resets)
-        from intermediate.int_inference_counter_hours
+        from history.intermediate.int_inference_counter_hours
         where metric in ('vllm:prompt_tokens_total', 'vllm:generation_tokens_total',
                          'vllm:request_success_total')
         group by 1, 2, 3
