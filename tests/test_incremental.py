@@ -48,6 +48,8 @@ DAY_MODELS = {
     "int_inference_last_samples": "value",
     "int_inference_sample_increases": "value",
     "int_inference_counter_hours": "samples",
+    "int_inference_latency_hours": "observations",
+    "int_inference_server_hours": "requests",
     "int_dcgm_outside_host_days": "samples",
     "int_dcgm_host_days": "samples",
     "int_gpu_energy_last_samples": "counter_mj",
@@ -279,6 +281,13 @@ def test_the_day_6_run_recomputed_day_6_only(history: dict) -> None:
             0
             < marked["int_inference_counter_hours"][d]
             <= marked["int_inference_sample_increases"][d]
+        )
+        # their latency and the servers' hours: an hour of each server with requests
+        assert (
+            0 < marked["int_inference_latency_hours"][d] <= marked["int_inference_counter_hours"][d]
+        )
+        assert (
+            0 < marked["int_inference_server_hours"][d] <= marked["int_inference_latency_hours"][d]
         )
     # the marks of days 1 and 5 survived the day-6 run: it did not recompute those days
     for model in DAY_MODELS:

@@ -44,29 +44,12 @@ def _config(**overrides: object) -> Config:
 
 
 def _warehouse(home: Path, value: int) -> None:
-    """What a build writes: `t.v` in the build warehouse, and a day model's row in the day
-    models' own file (build/history.duckdb)."""
-    path = build_path(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(path))
-    con.execute("create or replace table t as select ? as v", [value])
-    con.close()
-    _history(home, value)
-
-
-def _history(home: Path, value: int) -> None:
-    con = duckdb.connect(str(history_path(home)))
-    con.execute("create or replace table day_rows as select ? as v", [value])
-    con.close()
-
-
-def _history_value(home: Path) -> int:
-    con = duckdb.connect(str(history_path(home)), read_only=True)
-    try:
-        row = con.execute("select v from day_rows").fetchone()
-        assert row is not None
-        return int(row[0])
-    finally:
+    """What a build writes: `t.v` in the build warehouse, and a day model's row (`t.v` too) in
+    the day models' own file (build/history.duckdb)."""
+    build_path(home).parent.mkdir(parents=True, exist_ok=True)
+    for path in (build_path(home), history_path(home)):
+        con = duckdb.connect(str(path))
+        con.execute("create or replace table t as select ? as v", [value])
         con.close()
 
 
@@ -130,7 +113,7 @@ def test_a_failed_build_keeps_its_day_rows_pending_and_copies_no_history(
             assert not list(history_path(tmp_path).parent.glob("history*before*"))
             _warehouse(tmp_path, 2)
             raise RuntimeError("dbt failed")
-    assert _value(tmp_path) == 1 and _history_value(tmp_path) == 2
+    assert _value(tmp_path) == 1 and _value(tmp_path, history_path(tmp_path)) == 2
     assert (tmp_path / BUILD_INPUTS).read_text() == recorded
     assert recompute_span(tmp_path, date(2026, 1, 8), date(2026, 1, 8)) == DaySpan(
         date(2026, 1, 5), date(2026, 1, 8)

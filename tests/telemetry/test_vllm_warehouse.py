@@ -75,7 +75,7 @@ def test_landed_samples_are_staged_and_the_latency_hours_cover_every_request(
         """
         select k8s_pod, strftime(to_timestamp(hour_epoch), '%Y-%m-%d'), sum(observations),
                min(p50_seconds), max(p95_seconds)
-        from intermediate.int_inference_latency_hours
+        from history.intermediate.int_inference_latency_hours
         where histogram = 'vllm:time_to_first_token_seconds'
         group by 1, 2
         """

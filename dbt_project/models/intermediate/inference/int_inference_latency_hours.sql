@@ -7,13 +7,17 @@
 -- increases are made monotonic first (each at least the one below it, as Prometheus does).
 -- Quantiles are rounded to the nanosecond (9 decimals: no float noise from the interpolation).
 -- An hour with no observation has null quantiles. (Missing labels are '' inside the model, so
--- that the joins match them, and null again in its output.)
+-- that the joins match them, and null again in its output.) An hour's quantiles read that
+-- hour's increases only: stored by day (of the hour), a run recomputes the days of its range
+-- (macros/incremental.sql).
 {%- set quantiles = [(50, 0.5), (95, 0.95), (99, 0.99)] %}
+{{ incremental_by_day() }}
 with
 
 counters as (
 
     select * from {{ ref('int_inference_counter_hours') }}
+    where {{ in_recomputed_days('day_epoch') }}
 
 ),
 
@@ -177,6 +181,7 @@ final as (
         nullif(histogram_hours.model_name, '') as model_name,
         histogram_hours.histogram,
         histogram_hours.hour_epoch,
+        floor(histogram_hours.hour_epoch / 86400) * 86400 as day_epoch,
         coalesce(histogram_hours.observations, 0) as observations,
         sums.sum_seconds,
         sums.sum_seconds / nullif(sums.observation_count, 0) as mean_seconds

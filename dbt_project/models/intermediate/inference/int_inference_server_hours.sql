@@ -4,18 +4,22 @@
 -- (TTFT p50 / p95, end-to-end p95: int_inference_latency_hours, the highest of its containers'
 -- when it has several) and its gauges' hourly means (requests running and waiting, KV-cache
 -- use 0-1; a sample scraped twice counts once). Series without a namespace, pod or model
--- name tie to no server and are left out.
+-- name tie to no server and are left out. Each hour reads that hour's rows only: stored by day
+-- (of the hour), a run recomputes the days of its range (macros/incremental.sql).
+{{ incremental_by_day() }}
 with
 
 counters as (
 
     select * from {{ ref('int_inference_counter_hours') }}
+    where {{ in_recomputed_days('day_epoch') }}
 
 ),
 
 latency as (
 
     select * from {{ ref('int_inference_latency_hours') }}
+    where {{ in_recomputed_days('day_epoch') }}
 
 ),
 
@@ -31,7 +35,7 @@ gauge_samples as (
         sampled_at,
         max(value) as value
     from {{ ref('stg_inference__samples') }}
-    where metric in (
+    where {{ at_recomputed_times('sampled_at') }} and metric in (
         'vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:kv_cache_usage_perc'
     )
     group by 1, 2, 3, 4, 5, 6, 7
@@ -121,6 +125,7 @@ final as (
         keys.k8s_pod,
         keys.model_name,
         keys.hour_epoch,
+        floor(keys.hour_epoch / 86400) * 86400 as day_epoch,
         coalesce(served.requests, 0) as requests,
         coalesce(served.prompt_tokens, 0) as prompt_tokens,
         coalesce(served.generation_tokens, 0) as generation_tokens,
