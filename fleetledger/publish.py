@@ -67,7 +67,8 @@ def connect_build(home: Path, read_only: bool = True) -> duckdb.DuckDBPyConnecti
     history = history_path(home)
     if history.exists():
         mode = " (read_only)" if read_only else ""
-        con.execute(f"attach '{history}' as {HISTORY_DATABASE}{mode}")
+        quoted = str(history).replace("'", "''")
+        con.execute(f"attach '{quoted}' as {HISTORY_DATABASE}{mode}")
     return con
 
 
