@@ -99,28 +99,6 @@ def test_a_home_without_its_day_models_file_is_refreshed_in_full(tmp_path: Path)
     )
 
 
-def test_a_failed_build_keeps_its_day_rows_pending_and_copies_no_history(
-    tmp_path: Path,
-) -> None:
-    # the day models' file is never copied: a failed build leaves what it wrote there, and its
-    # days stay pending, so the next run recomputes them in every day model
-    cfg = _config()
-    _built(tmp_path, cfg)
-    recorded = (tmp_path / BUILD_INPUTS).read_text()
-    span = DaySpan(date(2026, 1, 5), date(2026, 1, 6))
-    with pytest.raises(RuntimeError):
-        with guarded_build(tmp_path, span, {"k": "v"}):
-            assert not list(history_path(tmp_path).parent.glob("history*before*"))
-            _warehouse(tmp_path, 2)
-            raise RuntimeError("dbt failed")
-    assert _value(tmp_path) == 1 and _value(tmp_path, history_path(tmp_path)) == 2
-    assert (tmp_path / BUILD_INPUTS).read_text() == recorded
-    assert recompute_span(tmp_path, date(2026, 1, 8), date(2026, 1, 8)) == DaySpan(
-        date(2026, 1, 5), date(2026, 1, 8)
-    )
-    assert full_refresh_reason(tmp_path, cfg, PROJECT) is None
-
-
 def test_a_full_refresh_that_fails_is_done_again_by_the_next_run(tmp_path: Path) -> None:
     # a full refresh rewrites every day of every day model; one that fails part-way leaves
     # some rewritten and some not, so the next run must refresh in full too
@@ -203,9 +181,15 @@ def test_a_failed_build_leaves_the_warehouse_as_it_was(tmp_path: Path) -> None:
     span = DaySpan(date(2026, 1, 5), date(2026, 1, 6))
     with pytest.raises(RuntimeError):
         with guarded_build(tmp_path, span, {"teams": "other"}):
+            # the day models' file is never copied (build/history.duckdb)
+            assert not list(history_path(tmp_path).parent.glob("history*before*"))
             _warehouse(tmp_path, 2)  # what the failing build wrote
             raise RuntimeError("dbt failed")
     assert _value(tmp_path) == 1
+    # what it wrote to the day models stays; its days are pending (below), so the next run
+    # recomputes them in every day model
+    assert _value(tmp_path, history_path(tmp_path)) == 2
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) is None
     assert not (build_path(tmp_path).parent / BEFORE_RUN).exists()
     # the inputs of the last good build stay recorded; the failed days stay pending
     assert (tmp_path / BUILD_INPUTS).read_text() == recorded
