@@ -34,6 +34,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from fleetledger.config import Config
 from fleetledger.publish import (
     HISTORY_WAREHOUSE,
@@ -45,6 +47,8 @@ from fleetledger.publish import (
     published_is_unchanged,
     published_path,
 )
+from ingest.core.findings import IngestFinding
+from ingest.core.findings_landing import land_ingest_findings
 
 BUILD_INPUTS = Path("build") / "build_inputs.json"
 PENDING_DAYS = Path("build") / "pending_days.json"
@@ -52,6 +56,9 @@ BEFORE_RUN = "warehouse.before-run.duckdb"
 #: the build warehouse is the published snapshot named here (no copy was taken)
 BEFORE_RUN_MARKER = "warehouse.before-run.json"
 DBT_PROJECT_KEY = "dbt project"
+#: the data-health source and check of a damaged day-models file set aside
+BUILD_FINDINGS_SOURCE = "build"
+HISTORY_CHECK = "history_unreadable"
 # config keys no model reads: what to ingest and from where, alerts, forecasts, the partition
 # calendar, the landing guard and DuckDB's memory and threads; any other key rebuilds every day
 NOT_MODEL_INPUTS = frozenset(
@@ -131,6 +138,72 @@ def full_refresh_reason(
         return "no record of the inputs of the last build"
     keys = changed_inputs(before, build_inputs(cfg, project_dir))
     return describe_change(keys) if keys else None
+
+
+#: what DuckDB says of a file it cannot read as a database: not one (garbage, emptied),
+#: truncated, or written by a DuckDB whose storage version this one cannot read. A file another
+#: process holds a lock on is none of these: that build fails and says so.
+_UNREADABLE = ("not a valid DuckDB database file", "Could not read enough bytes", "version number")
+
+
+def set_aside_unreadable_history(home: Path, stamp: str) -> tuple[Path, str] | None:
+    """Move a day-models file DuckDB cannot open (`build/history.duckdb`) to
+    `build/history.unreadable-<stamp>.duckdb`, kept for inspection, and return where it went
+    with DuckDB's error; None when there is no such file or it opens. The build then refreshes
+    in full (`full_refresh_reason`: no day models yet): the day models are computed from the
+    landing zone, so nothing is lost but the time of a full build. Only opening is checked; a
+    file that opens and fails a query later fails that build loudly (docs/operations.md)."""
+    path = history_path(home)
+    if not path.exists():
+        return None
+    con = duckdb.connect()
+    try:
+        quoted = str(path).replace("'", "''")
+        con.execute(f"attach '{quoted}' as checked (read_only)")
+    except duckdb.Error as err:
+        message = str(err).splitlines()[0]
+        if not any(marker in message for marker in _UNREADABLE):
+            raise
+        moved = path.with_name(f"history.unreadable-{stamp}.duckdb")
+        os.replace(path, moved)
+        wal = path.with_name(f"{path.name}.wal")
+        if wal.exists():  # never replayed into the next file: it goes with the one it belongs to
+            os.replace(wal, moved.with_name(f"{moved.name}.wal"))
+        return moved, message
+    finally:
+        con.close()
+    return None
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """A damaged day-models file moved aside: what to warn of and why the build refreshes."""
+
+    moved: Path
+    message: str
+    reason: str
+
+
+def set_aside_damaged_history(home: Path, run_id: str) -> SetAside | None:
+    """`set_aside_unreadable_history` for run `run_id`, the warning landed as a data-health
+    finding of the run (check `history_unreadable`, source `build`), so it reaches
+    `fct_data_health` and the console summary. Called before the build by `fleetledger run`
+    and by the dbt asset (a run Dagster launched); the second call finds nothing to move."""
+    found = set_aside_unreadable_history(home, run_id[:8])
+    if found is None:
+        return None
+    moved, error = found
+    message = (
+        f"the day models' file {HISTORY_WAREHOUSE} could not be opened ({error}); it was moved "
+        f"to {moved.relative_to(home)} and every model is rebuilt from the landing zone "
+        "(delete the moved file once inspected)"
+    )
+    land_ingest_findings(
+        home, BUILD_FINDINGS_SOURCE, run_id, [IngestFinding(HISTORY_CHECK, message)]
+    )
+    return SetAside(
+        moved, message, f"the day models' file could not be opened (moved to {moved.name})"
+    )
 
 
 def record_build_inputs(home: Path, inputs: Mapping[str, str]) -> None:

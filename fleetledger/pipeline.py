@@ -29,7 +29,7 @@ from fleetledger.child_processes import RunInterrupted, stop_children, stop_chil
 from fleetledger.config import Config, ConfigError, config_path, load_config
 from fleetledger.dagster_home import run_instance
 from fleetledger.data_health import run_findings
-from fleetledger.incremental import full_refresh_reason
+from fleetledger.incremental import full_refresh_reason, set_aside_damaged_history
 from fleetledger.run_lock import HomeLocked, home_lock
 from ingest.core.guards import ALLOW_SHRINK_TAG
 
@@ -315,7 +315,15 @@ def _run_locked(
         }
         if allow_shrink:
             tags[ALLOW_SHRINK_TAG] = ",".join(sorted(set(allow_shrink)))
-        refresh = full_refresh_reason(home, cfg, dbt_project_dir(), requested=full_refresh)
+        refresh = None
+        if cfg.warehouse.engine == "duckdb":
+            set_aside = set_aside_damaged_history(home, run_id)
+            if set_aside is not None:
+                say(f"warning: {set_aside.message}")
+                refresh = None if full_refresh else set_aside.reason
+        refresh = refresh or full_refresh_reason(
+            home, cfg, dbt_project_dir(), requested=full_refresh
+        )
         if refresh:
             tags[FULL_REFRESH_TAG] = refresh
             say(f"full refresh: {refresh}")

@@ -43,6 +43,7 @@ from fleetledger.incremental import (
     full_refresh_reason,
     guarded_build,
     recompute_span,
+    set_aside_damaged_history,
 )
 from fleetledger.publish import export_spark_warehouse
 from fleetledger.run_lock import home_lock
@@ -323,10 +324,15 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         span = recompute_span(
             home, date.fromisoformat(key_range.start[:10]), date.fromisoformat(key_range.end[:10])
         )
-        refresh = context.run.tags.get(FULL_REFRESH_TAG) or full_refresh_reason(
-            home, cfg, project_dir
-        )
         warehouse = _warehouse_settings(fleet)
+        refresh = context.run.tags.get(FULL_REFRESH_TAG)
+        if warehouse.engine == "duckdb":
+            # a run `fleetledger run` started has done this already (and tagged the refresh)
+            set_aside = set_aside_damaged_history(home, context.run.run_id)
+            if set_aside is not None:
+                context.log.warning(set_aside.message)
+                refresh = refresh or set_aside.reason
+        refresh = refresh or full_refresh_reason(home, cfg, project_dir)
         run_env = {
             # the Spark target's session and locations (nothing for DuckDB)
             **warehouse.dbt_env(home),

@@ -110,6 +110,26 @@ def _content_hash(df: pl.DataFrame) -> int:
     return int(rounded.hash_rows(seed=1).cast(pl.UInt64).sum()) if len(df) else 0
 
 
+def _differing_marts(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame]) -> list[str]:
+    """The marts (run logs aside) whose rows differ between two builds, each with how."""
+    assert set(a) == set(b)
+    differing = []
+    for name in sorted(set(b) - RUN_LOGS):
+        x, y = a[name], b[name]
+        if x.schema != y.schema or x.height != y.height:
+            differing.append(f"{name}: {x.shape} vs {y.shape}")
+            continue
+        if _content_hash(x) == _content_hash(y):
+            continue
+        try:
+            polars.testing.assert_frame_equal(
+                _sorted(x), _sorted(y), check_exact=False, rel_tol=1e-9, abs_tol=1e-9
+            )
+        except AssertionError as err:
+            differing.append(f"{name}: {str(err)[:300]}")
+    return differing
+
+
 def _restate_cur(home: Path) -> dict[str, float]:
     """A CUR redelivery of the open month: every cost of the lines of days 1-5 times RESTATE
     (a new execution id in the manifest). Returns the AWS billed cost of days 1-5 before."""
@@ -242,6 +262,12 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["tests_full"] = _compiled_tests(home)
     out["marked_after_full"] = _marked(home, 3)
     out["full"] = _marts(published_path(home))
+    # the day models' file damaged (a full disk, a bad copy): the next run moves it aside,
+    # says so, and rebuilds every model from the landing zone
+    history_path(home).write_bytes(b"not a database" * 1000)
+    out["results"]["damaged"] = _run(home, DAYS)
+    out["after_damage"] = _marts(published_path(home))
+    out["set_aside"] = sorted(p.name for p in (home / "build").glob("history.unreadable-*"))
     shutil.rmtree(home / "sources", ignore_errors=True)
     return out
 
@@ -309,26 +335,29 @@ def test_the_day_6_redelivery_restated_the_costs_of_days_1_to_5(history: dict) -
 
 def test_incremental_history_equals_the_full_rebuild_mart_by_mart(history: dict) -> None:
     daily, full = history["daily"], history["full"]
-    assert set(daily) == set(full)
     assert len(full) >= 20
-    differing = []
-    for name in sorted(set(full) - RUN_LOGS):
-        a, b = daily[name], full[name]
-        if a.schema != b.schema or a.height != b.height:
-            differing.append(f"{name}: {a.shape} vs {b.shape}")
-            continue
-        if _content_hash(a) == _content_hash(b):
-            continue
-        try:
-            polars.testing.assert_frame_equal(
-                _sorted(a), _sorted(b), check_exact=False, rel_tol=1e-9, abs_tol=1e-9
-            )
-        except AssertionError as err:
-            differing.append(f"{name}: {str(err)[:300]}")
+    differing = _differing_marts(daily, full)
     assert not differing, "\n".join(differing)
     # the history is the 10 days: 40 GPUs x 24 hours x 10 days = 9,600 GPU-hours
     assert full["fct_gpu_hours"].height == 40 * 24 * DAYS
     assert full["fct_gpu_hours"]["hour"].dt.date().n_unique() == DAYS
+
+
+def test_a_damaged_day_models_file_is_set_aside_and_every_model_rebuilt(history: dict) -> None:
+    result = history["results"]["damaged"]
+    assert result.published is not None
+    moved = f"history.unreadable-{result.run_id[:8]}.duckdb"
+    assert history["set_aside"] == [moved]
+    assert result.full_refresh == f"the day models' file could not be opened (moved to {moved})"
+    # the warning reached the run's data-health findings (the console summary reads them)
+    found = [f for f in result.health if f.check == "history_unreadable"]
+    assert len(found) == 1, result.health
+    assert found[0].source == "build" and found[0].severity == "warning"
+    assert "not a valid DuckDB database file" in found[0].message
+    assert f"build/{moved}" in found[0].message
+    # the rebuilt marts are the full refresh's, mart by mart
+    differing = _differing_marts(history["after_damage"], history["full"])
+    assert not differing, "\n".join(differing)
 
 
 def test_a_runs_data_tests_read_the_days_it_recomputed(history: dict) -> None:

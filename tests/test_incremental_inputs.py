@@ -27,6 +27,7 @@ from fleetledger.incremental import (
     guarded_build,
     recompute_span,
     restore_interrupted_build,
+    set_aside_unreadable_history,
 )
 from fleetledger.pipeline import PipelineResult
 from fleetledger.publish import build_path, history_path, publish_warehouse, published_path
@@ -97,6 +98,44 @@ def test_a_home_without_its_day_models_file_is_refreshed_in_full(tmp_path: Path)
     assert full_refresh_reason(tmp_path, spark, PROJECT) != (
         "no day models yet (build/history.duckdb)"
     )
+
+
+def test_only_a_day_models_file_duckdb_cannot_read_is_set_aside(tmp_path: Path) -> None:
+    cfg = _config()
+    _built(tmp_path, cfg)
+    history = history_path(tmp_path)
+    # a file that opens stays where it is
+    assert set_aside_unreadable_history(tmp_path, "run1") is None
+    assert history.is_file()
+    # one that is not a DuckDB file (with a WAL beside it) moves aside, WAL and all
+    history.write_bytes(b"\0garbage" * 4096)
+    Path(f"{history}.wal").write_bytes(b"wal")
+    moved, error = set_aside_unreadable_history(tmp_path, "run2") or (None, "")
+    assert moved == tmp_path / "build" / "history.unreadable-run2.duckdb"
+    assert "not a valid DuckDB database file" in error
+    assert moved.read_bytes() == b"\0garbage" * 4096
+    assert Path(f"{moved}.wal").read_bytes() == b"wal"
+    assert not history.exists() and not Path(f"{history}.wal").exists()
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) == (
+        "no day models yet (build/history.duckdb)"
+    )
+    # a truncated one too
+    good = tmp_path / "good.duckdb"
+    con = duckdb.connect(str(good))
+    con.execute("create table t as select range as i from range(300000)")
+    con.close()
+    history.write_bytes(good.read_bytes()[: good.stat().st_size // 3])
+    assert set_aside_unreadable_history(tmp_path, "run3") is not None
+    assert not history.exists()
+    # any other failure to open (here: a folder in its place) is raised, nothing moved
+    history.mkdir()
+    with pytest.raises(duckdb.Error):
+        set_aside_unreadable_history(tmp_path, "run4")
+    assert history.is_dir()
+    assert sorted(p.name for p in history.parent.glob("history.unreadable-*.duckdb")) == [
+        "history.unreadable-run2.duckdb",
+        "history.unreadable-run3.duckdb",
+    ]
 
 
 def test_a_full_refresh_that_fails_is_done_again_by_the_next_run(tmp_path: Path) -> None:
