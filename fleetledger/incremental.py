@@ -141,9 +141,15 @@ def full_refresh_reason(
 
 
 #: what DuckDB says of a file it cannot read as a database: not one (garbage, emptied),
-#: truncated, or written by a DuckDB whose storage version this one cannot read. A file another
-#: process holds a lock on is none of these: that build fails and says so.
-_UNREADABLE = ("not a valid DuckDB database file", "Could not read enough bytes", "version number")
+#: truncated, a block whose checksum does not match (a flipped bit), or written by a DuckDB whose
+#: storage version this one cannot read. A file another process holds a lock on is none of
+#: these: that build fails and says so.
+_UNREADABLE = (
+    "not a valid DuckDB database file",
+    "Could not read enough bytes",
+    "Corrupt database file",
+    "Trying to read a database file with version number",
+)
 
 
 def set_aside_unreadable_history(home: Path, stamp: str) -> tuple[Path, str] | None:

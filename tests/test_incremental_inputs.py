@@ -127,6 +127,13 @@ def test_only_a_day_models_file_duckdb_cannot_read_is_set_aside(tmp_path: Path) 
     history.write_bytes(good.read_bytes()[: good.stat().st_size // 3])
     assert set_aside_unreadable_history(tmp_path, "run3") is not None
     assert not history.exists()
+    # and one with a flipped bit (its header's checksum no longer matches)
+    damaged = bytearray(good.read_bytes())
+    damaged[12] ^= 0x01
+    history.write_bytes(bytes(damaged))
+    moved, error = set_aside_unreadable_history(tmp_path, "run5") or (None, "")
+    assert moved is not None and "Corrupt database file" in error
+    assert not history.exists()
     # any other failure to open (here: a folder in its place) is raised, nothing moved
     history.mkdir()
     with pytest.raises(duckdb.Error):
@@ -135,6 +142,7 @@ def test_only_a_day_models_file_duckdb_cannot_read_is_set_aside(tmp_path: Path) 
     assert sorted(p.name for p in history.parent.glob("history.unreadable-*.duckdb")) == [
         "history.unreadable-run2.duckdb",
         "history.unreadable-run3.duckdb",
+        "history.unreadable-run5.duckdb",
     ]
 
 
