@@ -190,11 +190,14 @@ class SetAside:
     reason: str
 
 
-def set_aside_damaged_history(home: Path, run_id: str) -> SetAside | None:
+def set_aside_damaged_history(home: Path, run_id: str, engine: str) -> SetAside | None:
     """`set_aside_unreadable_history` for run `run_id`, the warning landed as a data-health
     finding of the run (check `history_unreadable`, source `build`), so it reaches
     `fct_data_health` and the console summary. Called before the build by `fleetledger run`
-    and by the dbt asset (a run Dagster launched); the second call finds nothing to move."""
+    and by the dbt asset (a run Dagster launched); the second call finds nothing to move. Only
+    the DuckDB engine has the file (on Spark the day models are Spark tables)."""
+    if engine != "duckdb":
+        return None
     found = set_aside_unreadable_history(home, run_id[:8])
     if found is None:
         return None

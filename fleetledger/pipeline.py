@@ -315,15 +315,11 @@ def _run_locked(
         }
         if allow_shrink:
             tags[ALLOW_SHRINK_TAG] = ",".join(sorted(set(allow_shrink)))
-        refresh = None
-        if cfg.warehouse.engine == "duckdb":
-            set_aside = set_aside_damaged_history(home, run_id)
-            if set_aside is not None:
-                say(f"warning: {set_aside.message}")
-                refresh = None if full_refresh else set_aside.reason
-        refresh = refresh or full_refresh_reason(
-            home, cfg, dbt_project_dir(), requested=full_refresh
-        )
+        set_aside = set_aside_damaged_history(home, run_id, cfg.warehouse.engine)
+        refresh = full_refresh_reason(home, cfg, dbt_project_dir(), requested=full_refresh)
+        if set_aside is not None:
+            say(f"warning: {set_aside.message}")
+            refresh = refresh if full_refresh else set_aside.reason
         if refresh:
             tags[FULL_REFRESH_TAG] = refresh
             say(f"full refresh: {refresh}")

@@ -325,14 +325,15 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             home, date.fromisoformat(key_range.start[:10]), date.fromisoformat(key_range.end[:10])
         )
         warehouse = _warehouse_settings(fleet)
-        refresh = context.run.tags.get(FULL_REFRESH_TAG)
-        if warehouse.engine == "duckdb":
-            # a run `fleetledger run` started has done this already (and tagged the refresh)
-            set_aside = set_aside_damaged_history(home, context.run.run_id)
-            if set_aside is not None:
-                context.log.warning(set_aside.message)
-                refresh = refresh or set_aside.reason
-        refresh = refresh or full_refresh_reason(home, cfg, project_dir)
+        # a run `fleetledger run` started has done this already (and tagged the refresh)
+        set_aside = set_aside_damaged_history(home, context.run.run_id, warehouse.engine)
+        if set_aside is not None:
+            context.log.warning(set_aside.message)
+        refresh = (
+            context.run.tags.get(FULL_REFRESH_TAG)
+            or (set_aside.reason if set_aside is not None else None)
+            or full_refresh_reason(home, cfg, project_dir)
+        )
         run_env = {
             # the Spark target's session and locations (nothing for DuckDB)
             **warehouse.dbt_env(home),
