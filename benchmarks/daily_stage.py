@@ -2,22 +2,27 @@
 history grows?
 
 For each history length H of `--history-days` (7 and 90 by default) it writes a fleet of the
-benchmark's size over H + 1 days into its own home, builds the first H days in one run (the
-history, timed apart), then redelivers the open month's CUR (a new execution id in its
-manifest, as AWS does every day while a month is open: the billing ingest re-lands the period and
-the cost models recompute it) and times the daily run of day H + 1. Each run is a process of its
-own (benchmarks/pipeline_process.py), as a scheduled daily run is. The figure is the ratio of
-the longest history's daily run to the shortest's (issue target: at most 1.25 for 90 vs 7 days
-on 128 GPUs at 60 s). See docs/performance.md.
+benchmark's size over H + K days into its own home (K = `--daily-runs`, 3 by default) and
+builds the first H days in one run (the history, timed apart). Then come K rounds of daily
+runs: in each, every home redelivers the open month's CUR (a new execution id in its manifest,
+as AWS does every day while a month is open: the billing ingest re-lands the period and the
+cost models recompute it) and runs its next day, the homes taking turns (one round in order of
+history, the next in reverse, so that a machine getting busier or quieter weighs on both
+alike). Each run is a process of its own (benchmarks/pipeline_process.py), as a scheduled daily
+run is. A home's figure is the median of its K daily runs (each one printed too): one run on a
+shared 2-CPU machine varies by more than the growth measured. The figure is the ratio of the
+longest history's median daily run to the shortest's (issue target: at most 1.25 for 90 vs 7
+days on 128 GPUs at 60 s). See docs/performance.md.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from statistics import median
 
 from benchmarks.measure import PeakRss, step_seconds, stopwatch
 from benchmarks.pipeline_process import run_in_process
@@ -29,7 +34,7 @@ CUR_EXPORT = Path("sources") / "aws" / "cur" / "fleet-cur"
 
 @dataclass(frozen=True)
 class DailyTime:
-    """One history length: its build, and the daily run after it."""
+    """One history length: its build, and the daily runs after it (the median of them)."""
 
     history_days: int
     history_seconds: float
@@ -44,6 +49,53 @@ class DailyTime:
     daily_publish_seconds: float = 0.0
     published_bytes: int = 0
     history_bytes: int = 0
+    # every daily run's wall seconds, in the order they ran (daily_seconds is their median)
+    daily_runs_seconds: tuple[float, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class DailyRun:
+    """One daily run of one home."""
+
+    seconds: float
+    cpu_seconds: float
+    dbt_seconds: float
+    publish_seconds: float
+    peak_rss: int
+    full_refresh: str | None
+
+
+def summarize(
+    history_days: int, history: Sequence[float], runs: Sequence[DailyRun], home: Path
+) -> DailyTime:
+    """A history's figures: the median of its daily runs' times, the highest peak RSS, the first
+    full-refresh reason any of them gave (a daily run should give none)."""
+    if not runs:
+        raise ValueError(f"history of {history_days} days: no daily run to summarize")
+    return DailyTime(
+        history_days=history_days,
+        history_seconds=history[0],
+        history_cpu_seconds=history[1],
+        daily_seconds=median(r.seconds for r in runs),
+        daily_cpu_seconds=median(r.cpu_seconds for r in runs),
+        daily_dbt_seconds=median(r.dbt_seconds for r in runs),
+        daily_peak_rss=max(r.peak_rss for r in runs),
+        full_refresh=next((r.full_refresh for r in runs if r.full_refresh), None),
+        daily_publish_seconds=median(r.publish_seconds for r in runs),
+        published_bytes=_size(published_path(home)),
+        history_bytes=_size(history_path(home)),
+        daily_runs_seconds=tuple(r.seconds for r in runs),
+    )
+
+
+def run_order(histories: Sequence[int], rounds: int) -> list[tuple[int, int]]:
+    """(history, round) in the order the daily runs go: each round runs every history once,
+    in order of the list in even rounds and in reverse in odd ones."""
+    order = []
+    for k in range(rounds):
+        for h in histories if k % 2 == 0 else reversed(histories):
+            order.append((h, k))
+    return order
 
 
 def redeliver_open_month(home: Path, stamp: str) -> Path:
@@ -63,9 +115,10 @@ def redeliver_open_month(home: Path, stamp: str) -> Path:
     return manifest
 
 
-def _start_for(history_days: int) -> date:
-    """The first day of a fleet whose daily run (day history + 1) is the day before yesterday."""
-    return datetime.now(UTC).date() - timedelta(days=history_days + 2)
+def _start_for(history_days: int, daily_runs: int = 1) -> date:
+    """The first day of a fleet whose last daily run (day history + daily_runs) is the day
+    before yesterday."""
+    return datetime.now(UTC).date() - timedelta(days=history_days + daily_runs + 1)
 
 
 def run_daily_stage(
@@ -73,44 +126,48 @@ def run_daily_stage(
     root: Path,
     histories: Sequence[int],
     say: Callable[[str], None] = lambda _m: None,
+    daily_runs: int = 3,
 ) -> list[DailyTime]:
-    """Build each history in `root/daily-<H>` and time the daily run after it."""
-    out = []
+    """Build each history in `root/daily-<H>`, then time `daily_runs` daily runs of each."""
+    if daily_runs < 1:
+        raise ValueError(f"--daily-runs: {daily_runs} is not a positive number of runs")
+    homes: dict[int, Path] = {}
+    firsts: dict[int, date] = {}
+    built: dict[int, list[float]] = {}
     for h in histories:
         if h < 1:
             raise ValueError(f"--history-days: {h} is not a positive number of days")
-        fleet = replace(spec, days=h + 1, start=_start_for(h))
+        fleet = replace(spec, days=h + daily_runs, start=_start_for(h, daily_runs))
         home = root / f"daily-{h}"
         home.mkdir(parents=True, exist_ok=False)
-        say(f"daily stage: writing {fleet.gpus} GPUs x {h + 1} days into {home}")
+        say(f"daily stage: writing {fleet.gpus} GPUs x {fleet.days} days into {home}")
         write_fleet(fleet, home)
         say(f"daily stage: building the {h}-day history ({fleet.first_day}..)")
         # each run in a process of its own, as a scheduled daily run is: the daily run does not
         # inherit what the history build left in the benchmark's process
         with stopwatch() as t_hist:
-            run_in_process(home, fleet.first_day, fleet.last_day - timedelta(days=1))
-        redeliver_open_month(home, f"{h:04d}")
-        say(f"daily stage: the daily run of {fleet.last_day} after {h} days")
+            run_in_process(home, fleet.first_day, fleet.first_day + timedelta(days=h - 1))
+        homes[h], firsts[h], built[h] = home, fleet.first_day, t_hist
+    runs: dict[int, list[DailyRun]] = {h: [] for h in histories}
+    for h, k in run_order(histories, daily_runs):
+        home, day = homes[h], firsts[h] + timedelta(days=h + k)
+        redeliver_open_month(home, f"{h:04d}{k:02d}")
+        say(f"daily stage: daily run {k + 1} of {daily_runs} after {h} days ({day})")
         rss = PeakRss()
         with rss.watching(), stopwatch() as t_day:
-            daily = run_in_process(home, fleet.last_day, fleet.last_day)
+            daily = run_in_process(home, day, day)
         steps = step_seconds(home, daily.run_id)
-        out.append(
-            DailyTime(
-                history_days=h,
-                history_seconds=t_hist[0],
-                history_cpu_seconds=t_hist[1],
-                daily_seconds=t_day[0],
-                daily_cpu_seconds=t_day[1],
-                daily_dbt_seconds=steps.get("dbt_warehouse", 0.0),
-                daily_peak_rss=rss.peak or 0,
+        runs[h].append(
+            DailyRun(
+                seconds=t_day[0],
+                cpu_seconds=t_day[1],
+                dbt_seconds=steps.get("dbt_warehouse", 0.0),
+                publish_seconds=steps.get("warehouse_snapshot", 0.0),
+                peak_rss=rss.peak or 0,
                 full_refresh=daily.full_refresh,
-                daily_publish_seconds=steps.get("warehouse_snapshot", 0.0),
-                published_bytes=_size(published_path(home)),
-                history_bytes=_size(history_path(home)),
             )
         )
-    return out
+    return [summarize(h, built[h], runs[h], homes[h]) for h in histories]
 
 
 def _size(path: Path) -> int:
@@ -118,7 +175,7 @@ def _size(path: Path) -> int:
 
 
 def daily_ratio(times: Sequence[DailyTime]) -> float | None:
-    """The longest history's daily run over the shortest's (wall seconds)."""
+    """The longest history's daily run over the shortest's (their medians, wall seconds)."""
     if len(times) < 2:
         return None
     by_days = sorted(times, key=lambda t: t.history_days)

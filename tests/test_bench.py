@@ -23,7 +23,15 @@ import pytest
 
 from benchmarks.baseline.gpu_hours import expand_hostlist, gpu_hour_states
 from benchmarks.compare import Mismatch, _compare
-from benchmarks.daily_stage import CUR_EXPORT, DailyTime, daily_ratio, redeliver_open_month
+from benchmarks.daily_stage import (
+    CUR_EXPORT,
+    DailyRun,
+    DailyTime,
+    daily_ratio,
+    redeliver_open_month,
+    run_order,
+    summarize,
+)
 from benchmarks.pipeline_process import run_in_process
 from benchmarks.scale import BenchResult, group_steps, run_bench
 from benchmarks.scale_fleet import ScaleSpec, node_day_frame, plan_jobs, planted_totals, write_fleet
@@ -271,3 +279,25 @@ def test_a_run_in_its_own_process_that_fails_says_where_and_why(tmp_path: Path) 
     text = str(err.value)
     assert f"over 2026-01-05..2026-01-06 in {tmp_path} failed (exit 1)" in text
     assert f"ConfigError: {tmp_path / 'fleetledger.yml'}: not valid YAML" in text
+
+
+def test_daily_runs_take_turns_and_each_history_reports_their_median(tmp_path: Path) -> None:
+    # two histories, three rounds: 7 then 90, 90 then 7, 7 then 90
+    assert run_order([7, 90], 3) == [(7, 0), (90, 0), (90, 1), (7, 1), (7, 2), (90, 2)]
+    assert run_order([7], 2) == [(7, 0), (7, 1)]
+
+    def run(seconds: float, rss: int, refresh: str | None = None) -> DailyRun:
+        return DailyRun(seconds, seconds + 10, seconds / 2, 0.5, rss, refresh)
+
+    # 44, 52, 41 s: the median is 44 (not the mean, 45.67); the highest peak RSS; the one
+    # full-refresh reason
+    got = summarize(
+        90, [300.0, 400.0], [run(44.0, 3), run(52.0, 9, "config"), run(41.0, 5)], tmp_path
+    )
+    assert (got.history_days, got.history_seconds, got.history_cpu_seconds) == (90, 300.0, 400.0)
+    assert got.daily_seconds == 44.0 and got.daily_runs_seconds == (44.0, 52.0, 41.0)
+    assert (got.daily_cpu_seconds, got.daily_dbt_seconds) == (54.0, 22.0)
+    assert (got.daily_peak_rss, got.full_refresh) == (9, "config")
+    assert (got.published_bytes, got.history_bytes) == (0, 0)  # no warehouse in tmp_path
+    with pytest.raises(ValueError, match="history of 7 days: no daily run"):
+        summarize(7, [1.0, 1.0], [], tmp_path)
