@@ -17,6 +17,7 @@ from dagster import (
 
 from fleetledger.config import config_path, load_config
 from fleetledger.pipeline import PipelineError, run_pipeline
+from fleetledger.publish import history_path
 from orchestration.build import build_definitions
 from orchestration.config_assets import CONFIG_TABLES_KEY
 from orchestration.partitions import DAILY
@@ -121,12 +122,19 @@ def test_one_partition_through_dagster(
     shutil.copytree(small_fleet, home)
     monkeypatch.setenv("FLEETLEDGER_HOME", str(home))
     day = "2026-10-03"
+    # a day-models file DuckDB cannot open, met by a run Dagster launched (not `fleetledger
+    # run`): the dbt asset sets it aside itself and the build goes on (docs/operations.md)
+    history_path(home).parent.mkdir(parents=True)
+    history_path(home).write_bytes(b"not a database" * 1000)
 
     defs = build_definitions(home)
     result = defs.resolve_job_def(DAILY_JOB_NAME).execute_in_process(
         partition_key=day, instance=DagsterInstance.ephemeral(), raise_on_error=False
     )
     assert result.success
+    moved = f"history.unreadable-{result.run_id[:8]}.duckdb"
+    assert sorted(p.name for p in (home / "build").glob("history.unreadable-*")) == [moved]
+    assert (home / "build" / moved).read_bytes() == b"not a database" * 1000
     partitions = {
         e.step_materialization_data.materialization.partition
         for e in result.get_asset_materialization_events()
@@ -145,9 +153,18 @@ def test_one_partition_through_dagster(
             "where hour >= ?::timestamptz and hour < ?::timestamptz + interval 1 day",
             [f"{day} 00:00:00+00", f"{day} 00:00:00+00"],
         ).fetchone()
+        findings = con.execute(
+            "select run_id, source, severity, message from fct_data_health "
+            "where \"check\" = 'history_unreadable'"
+        ).fetchall()
     finally:
         con.close()
     assert n is not None and n[0] > 0
+    # the warning reached the data-health view, once, with DuckDB's error and where the file went
+    assert len(findings) == 1, findings
+    run_id, source, severity, message = findings[0]
+    assert (run_id, source, severity) == (result.run_id, "build", "warning")
+    assert "not a valid DuckDB database file" in message and f"build/{moved}" in message
 
 
 def test_pipeline_names_the_failing_asset(small_fleet: Path, tmp_path: Path) -> None:
