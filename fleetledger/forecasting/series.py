@@ -275,10 +275,14 @@ def read_series(
 
 
 def fleet_gpus(con: duckdb.DuckDBPyConnection, tables: set[str]) -> dict[str, int]:
-    """GPUs in the fleet per scope (`total`, `site:<s>`): every physical GPU of dim_gpus (the
-    inventory's GPUs and any GPU telemetry reported), else the inventory's GPU count."""
+    """GPUs in the fleet per scope (`total`, `site:<s>`): the physical GPUs of dim_gpus still in
+    their slot (the inventory's GPUs; a replaced board counts no more once its successor
+    reported), else the inventory's GPU count."""
     if "dim_gpus" in tables:
-        sql = "select site, count(distinct gpu_uuid) from main.dim_gpus group by site"
+        sql = (
+            "select site, count(distinct gpu_uuid) from main.dim_gpus "
+            "where in_service_to is null group by site"
+        )
     elif "dim_nodes" in tables:
         sql = "select site, sum(gpus_per_node) from main.dim_nodes group by site"
     else:

@@ -5,18 +5,30 @@
 -- The layout is per GPU and hour, since MIG can be reconfigured: an hour takes the instances the
 -- GPU reported in that hour; an hour in which the GPU reported nothing keeps the layout of the
 -- last hour it reported in (before its first report: that of its first). A GPU that never
--- reported, or only without instances, is one whole unit throughout.
+-- reported, or only without instances, is one whole unit throughout. A GPU has units only in the
+-- hours it held its slot (int_gpus' tenure: a replaced board until its successor's first report).
 with
 
 gpus as (
 
-    select gpu_uuid from {{ ref('int_gpus') }}
+    select gpu_uuid, tenure_from, tenure_to from {{ ref('int_gpus') }}
 
 ),
 
 hours as (
 
     select hour_epoch from {{ ref('int_hours') }}
+
+),
+
+gpu_hours as (
+
+    -- each GPU's accounted hours in its slot
+    select gpus.gpu_uuid, hours.hour_epoch
+    from gpus
+    cross join hours
+    where (gpus.tenure_from is null or hours.hour_epoch >= gpus.tenure_from)
+        and (gpus.tenure_to is null or hours.hour_epoch < gpus.tenure_to)
 
 ),
 
@@ -42,9 +54,8 @@ reported_hours as (
 timeline as (
 
     -- each accounted hour of a GPU beside the hours it reported in
-    select gpus.gpu_uuid, hours.hour_epoch, cast(null as double) as layout_hour
-    from gpus
-    cross join hours
+    select gpu_uuid, hour_epoch, cast(null as double) as layout_hour
+    from gpu_hours
     union all
     select gpu_uuid, layout_hour as hour_epoch, layout_hour
     from reported_hours
@@ -83,7 +94,7 @@ hour_layouts as (
 
     select distinct
         carried.gpu_uuid,
-        hours.hour_epoch,
+        gpu_hours.hour_epoch,
         case
             when carried.layout_group = 0 then carried.first_layout_hour
             else groups.group_layout_hour
@@ -91,8 +102,8 @@ hour_layouts as (
     from carried
     inner join groups
         on groups.gpu_uuid = carried.gpu_uuid and groups.layout_group = carried.layout_group
-    inner join hours
-        on hours.hour_epoch = carried.hour_epoch
+    inner join gpu_hours
+        on gpu_hours.gpu_uuid = carried.gpu_uuid and gpu_hours.hour_epoch = carried.hour_epoch
 
 ),
 
@@ -124,15 +135,14 @@ used as (
 whole as (
 
     select
-        gpus.gpu_uuid,
+        gpu_hours.gpu_uuid,
         '' as mig_instance,
-        hours.hour_epoch,
+        gpu_hours.hour_epoch,
         cast(null as string) as mig_profile,
         1.0 - coalesce(used.used_fraction, 0) as unit_fraction
-    from gpus
-    cross join hours
+    from gpu_hours
     left join used
-        on used.gpu_uuid = gpus.gpu_uuid and used.hour_epoch = hours.hour_epoch
+        on used.gpu_uuid = gpu_hours.gpu_uuid and used.hour_epoch = gpu_hours.hour_epoch
 
 ),
 

@@ -1,21 +1,14 @@
--- Every physical GPU of every inventory node: the uuid DCGM reports for it, or
--- `<host>:gpu<index>` for a slot that never reported.
+-- Every physical GPU of every inventory node: each UUID DCGM reported in a slot, or
+-- `<host>:gpu<index>` for a slot that never reported. A slot can hold several GPUs over time (a
+-- board replaced, an RMA: a new UUID at the same host and index): each UUID belongs to the slot
+-- it first reported in, and holds it from its first reported hour (the slot's first UUID: from
+-- the start) until the first reported hour of the next UUID placed in that slot (`tenure_from`
+-- / `tenure_to`, epoch seconds; null: open), so every slot has exactly one GPU in every hour.
 with
 
 inventory as (
 
     select * from {{ ref('stg_config__inventory') }}
-
-),
-
-seen as (
-
-    select
-        host,
-        gpu_index,
-        min(gpu_uuid) as gpu_uuid
-    from {{ ref('int_gpu_hour_reports') }}
-    group by host, gpu_index
 
 ),
 
@@ -36,12 +29,56 @@ slots as (
 
 ),
 
+first_reports as (
+
+    -- each UUID's first reported hour in an inventory slot, and that slot (several at once:
+    -- the first by host and index)
+    select gpu_uuid, host, gpu_index, hour_epoch as first_hour
+    from (
+        select
+            reports.gpu_uuid,
+            reports.host,
+            reports.gpu_index,
+            reports.hour_epoch,
+            row_number() over (
+                partition by reports.gpu_uuid
+                order by reports.hour_epoch, reports.host, reports.gpu_index
+            ) as nth_report
+        from {{ ref('int_gpu_hour_reports') }} as reports
+        inner join slots
+            on slots.host = reports.host and slots.gpu_index = reports.gpu_index
+    ) as reports
+    where nth_report = 1
+
+),
+
+seen as (
+
+    -- the UUIDs of each slot in the order they arrived; each holds the slot until the next
+    select
+        gpu_uuid,
+        host,
+        gpu_index,
+        case
+            when row_number() over (
+                partition by host, gpu_index order by first_hour, gpu_uuid
+            ) > 1 then first_hour
+        end as tenure_from,
+        lead(first_hour) over (
+            partition by host, gpu_index order by first_hour, gpu_uuid
+        ) as tenure_to
+    from first_reports
+
+),
+
 final as (
 
     select
         coalesce(seen.gpu_uuid, slots.host || ':gpu' || cast(slots.gpu_index as string)) as gpu_uuid,
         slots.*,
-        seen.gpu_uuid is not null as reported
+        seen.gpu_uuid is not null as reported,
+        seen.tenure_from,
+        seen.tenure_to
     from slots
     left join seen
         on seen.host = slots.host and seen.gpu_index = slots.gpu_index

@@ -12,7 +12,8 @@
 --      GPU equivalents (slices / 7) are spread over the node's GPUs as in 4.
 -- `pool` / `pool_units`: the units a node-level holding shares ('' and the node's GPUs, or a
 -- MIG profile and the node's instances of it).
--- A held interval is the run's [started_at, ended_at or the end of the window). Labels on a MIG
+-- A held interval is the run's [started_at, ended_at or the end of the window), cut to the GPU's
+-- time in its slot (int_gpus' tenure, when a board was replaced). Labels on a MIG
 -- instance's samples map the run to that instance (`mig_instance`); '' is the whole GPU.
 with
 
@@ -305,11 +306,23 @@ final as (
         holdings.node_gpus,
         holdings.pool,
         holdings.pool_units,
-        greatest(run_windows.t_from, window_bounds.t_start) as held_from,
-        least(run_windows.t_to, window_bounds.t_end) as held_to
+        -- within the window, and within the GPU's time in its slot (int_gpus: a replaced
+        -- board holds nothing after its successor arrives, the successor nothing before)
+        greatest(
+            run_windows.t_from,
+            window_bounds.t_start,
+            coalesce(gpus.tenure_from, window_bounds.t_start)
+        ) as held_from,
+        least(
+            run_windows.t_to,
+            window_bounds.t_end,
+            coalesce(gpus.tenure_to, window_bounds.t_end)
+        ) as held_to
     from holdings
     inner join run_windows
         on run_windows.run_id = holdings.run_id
+    left join gpus
+        on gpus.gpu_uuid = holdings.gpu_uuid
     cross join window_bounds
 
 )
