@@ -11,6 +11,8 @@ Two accounted days, 2026-11-16 (D1) and 2026-11-17 (D2), DCGM every 60 s. `rma-1
 - Slurm job 702 holds the whole node (2 GPUs, no labels: node evidence, exact) D1 10:00-16:00;
   every reporting GPU is at 90 % then, 0 % otherwise.
 - Slurm job 701 holds one GPU D2 00:00-12:00; the new GPU's samples carry hpc_job="701" at 90 %.
+- Slurm job 703 asks for 1 GPU of the node D2 12:00-18:00 with no labels (node evidence,
+  estimated): half of each of the node's two boards then (the new one and slot 1), idle.
 
 Before the fix, slot 0 was the old GPU for both days: down from its last sample to the end of
 D2, the new GPU's samples joined nothing, job 701 cost $0 and job 702 lost its hours on the
@@ -78,6 +80,7 @@ def build(home: Path) -> None:
     jobs = [
         slurm_job("702", "rma-1", 2, T1 + 10 * HOUR, T1 + 16 * HOUR),
         slurm_job("701", "rma-1", 1, T2, T2 + 12 * HOUR),
+        slurm_job("703", "rma-1", 1, T2 + 12 * HOUR, T2 + 18 * HOUR),
     ]
     land(home, "slurm_jobs", "slurm", f"date={D2}", frame("slurm_jobs", jobs))
     dbt_build(home, "fleetledger", run_id="rma-run")
@@ -135,10 +138,12 @@ def test_the_old_board_until_the_swap_the_new_one_after(con) -> None:
     assert gpu_day(con, OLD, D1) == (14, 4.0, 0.0, 10.0, 0.0, 28.0)
     assert gpu_day(con, OLD, D2) == (0, 0, 0, 0, 0, 0)
     # new, D1 14:00-24:00: job 702 14:00-16:00 busy, then unallocated; D2: job 701 00:00-12:00
+    # busy, job 703 half of it 12:00-18:00 (3 allocated-idle hours), the rest unallocated
     assert gpu_day(con, NEW, D1) == (10, 2.0, 0.0, 8.0, 0.0, 20.0)
-    assert gpu_day(con, NEW, D2) == (24, 12.0, 0.0, 12.0, 0.0, 48.0)
-    # the other slot: job 702's 6 hours on D1, idle otherwise
+    assert gpu_day(con, NEW, D2) == (24, 12.0, 3.0, 9.0, 0.0, 48.0)
+    # the other slot: job 702's 6 hours on D1, idle otherwise; D2: half of it to job 703
     assert gpu_day(con, OTHER, D1) == (24, 6.0, 0.0, 18.0, 0.0, 48.0)
+    assert gpu_day(con, OTHER, D2) == (24, 0.0, 3.0, 21.0, 0.0, 48.0)
     # no down second anywhere: the swap's silent hours were held by job 702
     assert con.execute("select sum(down_seconds) from fct_gpu_hours").fetchone()[0] == 0
 
@@ -153,8 +158,13 @@ def test_runs_hold_the_board_that_was_in_the_slot(con) -> None:
         ).fetchall()
     )
     # 701: 12 busy hours on the new board at $2; 702: the whole node for 6 h = 12 GPU-hours
-    # (old 10:00-14:00, new 14:00-16:00, the other slot 10:00-16:00) at $2
-    assert costs == {"701": (12.0, 0.0, 24.0, "exact"), "702": (12.0, 0.0, 24.0, "exact")}
+    # (old 10:00-14:00, new 14:00-16:00, the other slot 10:00-16:00) at $2; 703: 1 GPU for
+    # 6 h, half of each of the two boards in their slots then (not a third of three)
+    assert costs == {
+        "701": (12.0, 0.0, 24.0, "exact"),
+        "702": (12.0, 0.0, 24.0, "exact"),
+        "703": (0.0, 6.0, 12.0, "estimated"),
+    }
     held = dict(
         con.execute(
             "select gpu_uuid, round(sum(busy_seconds) / 3600, 2) from fct_run_gpu_hours "
