@@ -11,6 +11,8 @@ Two accounted days, 2026-11-16 (D1) and 2026-11-17 (D2), DCGM every 60 s. `rma-1
 - Slurm job 702 holds the whole node (2 GPUs, no labels: node evidence, exact) D1 10:00-16:00;
   every reporting GPU is at 90 % then, 0 % otherwise.
 - Slurm job 701 holds one GPU D2 00:00-12:00; the new GPU's samples carry hpc_job="701" at 90 %.
+- a third GPU, `GPU-extra`, reports at index 2 on D2 00:00-01:00 though the inventory gives the
+  node 2 GPUs: in no mart, and a data-health warning says so.
 - Slurm job 703 asks for 1 GPU of the node D2 12:00-18:00 with no labels (node evidence,
   estimated): half of each of the node's two boards then (the new one and slot 1), idle.
 
@@ -74,6 +76,9 @@ def build(home: Path) -> None:
             sample = dcgm("rma-1", 0, t, "DCGM_FI_DEV_GPU_UTIL", value, **labels)
             rows[day].append(sample | {"uuid": NEW})
         rows[day].append(dcgm("rma-1", 1, t, "DCGM_FI_DEV_GPU_UTIL", util))
+        if T2 <= t < T2 + HOUR:
+            extra = dcgm("rma-1", 2, t, "DCGM_FI_DEV_GPU_UTIL", 50.0)
+            rows[day].append(extra | {"uuid": "GPU-extra"})
     for day, day_rows in rows.items():
         land(home, "dcgm_samples", "dcgm", f"date={day}", frame("dcgm_samples", day_rows))
 
@@ -177,3 +182,23 @@ def test_runs_hold_the_board_that_was_in_the_slot(con) -> None:
 def test_the_forecast_counts_the_boards_in_their_slots(con) -> None:
     # runway compares peak GPU demand with the fleet: 2 slots, not 3 boards
     assert fleet_gpus(con, {"dim_gpus"}) == {"site:az1": 2, "total": 2}
+
+
+def test_a_gpu_beyond_the_inventory_count_is_a_warning(con) -> None:
+    found = con.execute(
+        'select source, "check", severity, count, message from fct_data_health '
+        "where \"check\" like 'gpu_index_not_in_inventory:%'"
+    ).fetchall()
+    assert found == [
+        (
+            "dcgm",
+            "gpu_index_not_in_inventory:rma-1",
+            "warning",
+            60,
+            "rma-1 reported 1 GPU(s) at indices 2-2 (60 samples) beyond the inventory's "
+            "`gpus: 2`: their samples are in no mart; set the host's `gpus` to the GPUs it has",
+        )
+    ]
+    assert (
+        con.execute("select count(*) from dim_gpus where gpu_uuid = 'GPU-extra'").fetchone()[0] == 0
+    )

@@ -1,6 +1,6 @@
 -- What this build found that a user must hear about (DESIGN.md, "Data health"), one row per
 -- source, day and check: telemetry gaps, DCGM hosts outside the inventory (and hosts taken from
--- a Kubernetes `node` label), hpc_job labels that name a job running on other hosts only, bill
+-- a Kubernetes `node` label), GPUs reported at indices the inventory's `gpus` leaves out, hpc_job labels that name a job running on other hosts only, bill
 -- lines that match no node, GCP usage whose committed use discount no landed commitment fee
 -- covers, marts that cannot be computed from the sources present, config
 -- meter names no reading shows, and what each source's ingest in this run found (its warnings
@@ -69,6 +69,32 @@ hosts_outside as (
     from outside
     where host is null
     group by x_source, reported_host
+
+),
+
+slots_outside as (
+
+    -- GPUs an inventory host reports at an index its `gpus` leaves out (int_gpus has no slot
+    -- for them): their samples are in no mart
+    select
+        coalesce(host_sources.x_source, 'dcgm') as source,
+        cast(null as date) as day,
+        'gpu_index_not_in_inventory:' || reports.host as check_name,
+        'warning' as severity,
+        sum(reports.samples) as count,
+        reports.host || ' reported ' || cast(count(distinct reports.gpu_uuid) as string)
+            || ' GPU(s) at indices ' || cast(min(reports.gpu_index) as string) || '-'
+            || cast(max(reports.gpu_index) as string) || ' (' || cast(sum(reports.samples) as string)
+            || ' samples) beyond the inventory''s `gpus: ' || cast(max(inventory.gpus) as string)
+            || '`: their samples are in no mart; set the host''s `gpus` to the GPUs it has'
+            as message
+    from {{ ref('int_gpu_hour_reports') }} as reports
+    inner join {{ ref('stg_config__inventory') }} as inventory
+        on inventory.host = reports.host
+    left join host_sources
+        on host_sources.host = reports.host
+    where reports.gpu_index >= inventory.gpus
+    group by coalesce(host_sources.x_source, 'dcgm'), reports.host
 
 ),
 
@@ -325,6 +351,8 @@ final as (
     select * from off_host_labels
     union all
     select * from hosts_outside
+    union all
+    select * from slots_outside
     union all
     select * from hosts_by_label
     union all
