@@ -1,11 +1,15 @@
 """Landing-table rows for the hand-made fleets the warehouse tests build (tests/test_edges.py,
-tests/test_mapping_layouts.py): FOCUS lines, DCGM samples, sacct allocations, a frame of them."""
+tests/test_mapping_layouts.py, tests/test_gpu_replacement.py): FOCUS lines, DCGM samples, sacct
+allocations, a frame of them; and the built warehouse to read them back from."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 
 from ingest.core.landing import polars_schema
@@ -102,3 +106,14 @@ def every(start: datetime, end: datetime, step_s: int) -> list[datetime]:
         out.append(t)
         t += timedelta(seconds=step_s)
     return out
+
+
+def built_warehouse(home: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The build warehouse of a hand-made fleet, read-only, times in UTC (a fixture's body:
+    `yield from built_warehouse(home)`)."""
+    con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
+    con.execute("set TimeZone = 'UTC'")
+    try:
+        yield con
+    finally:
+        con.close()

@@ -23,7 +23,7 @@ from typing import Any
 import duckdb
 import pytest
 from dbt_in_process import dbt_build
-from edge_rows import dcgm, every, focus_line, frame, slurm_job
+from edge_rows import built_warehouse, dcgm, every, focus_line, frame, slurm_job
 
 from fleetledger.config import Config
 from fleetledger.config_tables import record_accounted_days, write_config_tables
@@ -120,10 +120,7 @@ def build(home: Path) -> None:
 def con(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
     home = tmp_path_factory.mktemp("layout_fleet")
     build(home)
-    c = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
-    c.execute("set TimeZone = 'UTC'")
-    yield c
-    c.close()
+    yield from built_warehouse(home)
 
 
 def day_states(con: duckdb.DuckDBPyConnection, host: str, day: date) -> tuple:
