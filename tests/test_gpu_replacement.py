@@ -13,6 +13,8 @@ Two accounted days, 2026-11-16 (D1) and 2026-11-17 (D2), DCGM every 60 s. `rma-1
 - Slurm job 701 holds one GPU D2 00:00-12:00; the new GPU's samples carry hpc_job="701" at 90 %.
 - a third GPU, `GPU-extra`, reports at index 2 on D2 00:00-01:00 though the inventory gives the
   node 2 GPUs: in no mart, and a data-health warning says so.
+- `half-1` (site az2, 4 GPUs in the inventory, no bill): only indices 0 and 2 ever report (D1):
+  1 and 3 are counted down all along, and a data-health warning says so.
 - Slurm job 703 asks for 1 GPU of the node D2 12:00-18:00 with no labels (node evidence,
   estimated): half of each of the node's two boards then (the new one and slot 1), idle.
 
@@ -47,7 +49,10 @@ OLD, NEW, OTHER = "GPU-zzz-old", "GPU-aaa-new", "GPU-rma-1-1"
 def config() -> Config:
     node = {"provider": "azure", "site": "az1", "gpu_model": "H100", "cluster": "c1"}
     return Config(
-        inventory=[{"host": "rma-1", "resource_id": "vm-rma", "gpus": 2, **node}],
+        inventory=[
+            {"host": "rma-1", "resource_id": "vm-rma", "gpus": 2, **node},
+            {"host": "half-1", "resource_id": "vm-half", "gpus": 4, **node, "site": "az2"},
+        ],
         teams=[{"team": "research", "match": {"slurm_account": ["research"]}}],
     )
 
@@ -76,6 +81,8 @@ def build(home: Path) -> None:
             sample = dcgm("rma-1", 0, t, "DCGM_FI_DEV_GPU_UTIL", value, **labels)
             rows[day].append(sample | {"uuid": NEW})
         rows[day].append(dcgm("rma-1", 1, t, "DCGM_FI_DEV_GPU_UTIL", util))
+        if t < T2:
+            rows[day] += [dcgm("half-1", g, t, "DCGM_FI_DEV_GPU_UTIL", 0.0) for g in (0, 2)]
         if T2 <= t < T2 + HOUR:
             extra = dcgm("rma-1", 2, t, "DCGM_FI_DEV_GPU_UTIL", 50.0)
             rows[day].append(extra | {"uuid": "GPU-extra"})
@@ -114,7 +121,7 @@ def gpu_day(con: duckdb.DuckDBPyConnection, gpu: str, day: date) -> tuple:
 def test_both_boards_are_gpus_of_the_slot_each_in_its_own_time(con) -> None:
     rows = con.execute(
         "select gpu_uuid, host, gpu_index, reported, in_service_from, in_service_to "
-        "from dim_gpus order by gpu_index, in_service_from nulls first"
+        "from dim_gpus where host = 'rma-1' order by gpu_index, in_service_from nulls first"
     ).fetchall()
     assert rows == [
         (OLD, "rma-1", 0, True, None, T1 + 14 * HOUR),
@@ -127,7 +134,7 @@ def test_every_slot_has_one_gpu_every_hour_and_the_bill_is_whole(con) -> None:
     # 2 slots x 48 accounted hours, never two GPUs of one slot in the same hour
     (n, slot_hours) = con.execute(
         "select count(*), count(distinct gpu_index || '@' || cast(hour as string)) "
-        "from fct_gpu_hours"
+        "from fct_gpu_hours where host = 'rma-1'"
     ).fetchone()
     assert (n, slot_hours) == (96, 96)
     # $96 x 2 days, every dollar on a GPU-hour: the old board's 14 hours at $2, the new one's 34
@@ -147,7 +154,8 @@ def test_the_old_board_until_the_swap_the_new_one_after(con) -> None:
     assert gpu_day(con, OTHER, D1) == (24, 6.0, 0.0, 18.0, 0.0, 48.0)
     assert gpu_day(con, OTHER, D2) == (24, 0.0, 3.0, 21.0, 0.0, 48.0)
     # no down second anywhere: the swap's silent hours were held by job 702
-    assert con.execute("select sum(down_seconds) from fct_gpu_hours").fetchone()[0] == 0
+    down = "select sum(down_seconds) from fct_gpu_hours where host = 'rma-1'"
+    assert con.execute(down).fetchone()[0] == 0
 
 
 def test_runs_hold_the_board_that_was_in_the_slot(con) -> None:
@@ -177,8 +185,8 @@ def test_runs_hold_the_board_that_was_in_the_slot(con) -> None:
 
 
 def test_the_forecast_counts_the_boards_in_their_slots(con) -> None:
-    # runway compares peak GPU demand with the fleet: 2 slots, not 3 boards
-    assert fleet_gpus(con, {"dim_gpus"}) == {"site:az1": 2, "total": 2}
+    # runway compares peak GPU demand with the fleet: 2 slots at az1, not 3 boards
+    assert fleet_gpus(con, {"dim_gpus"}) == {"site:az1": 2, "site:az2": 4, "total": 6}
 
 
 def test_a_gpu_beyond_the_inventory_count_is_a_warning(con) -> None:
@@ -199,3 +207,28 @@ def test_a_gpu_beyond_the_inventory_count_is_a_warning(con) -> None:
     assert (
         con.execute("select count(*) from dim_gpus where gpu_uuid = 'GPU-extra'").fetchone()[0] == 0
     )
+
+
+def test_inventory_gpus_that_never_report_beside_ones_that_do_are_a_warning(con) -> None:
+    # half-1's indices 1 and 3: down every hour of D1, when its other GPUs report
+    found = con.execute(
+        'select source, "check", severity, count, message from fct_data_health '
+        "where \"check\" like 'gpu_never_reported:%'"
+    ).fetchall()
+    assert found == [
+        (
+            "dcgm",
+            "gpu_never_reported:half-1",
+            "warning",
+            2,
+            "half-1: 2 of its 4 inventory GPUs (index 1, 3) never reported while its other GPUs"
+            " did: counted down, their cost idle; check the GPUs, or set the host's `gpus` to"
+            " the GPUs it has",
+        )
+    ]
+    down = con.execute(
+        "select gpu_index, sum(down_seconds) / 3600 from fct_gpu_hours "
+        "where host = 'half-1' and cast(hour as date) = ? group by gpu_index order by 1",
+        [D1],
+    ).fetchall()
+    assert down == [(0, 0.0), (1, 24.0), (2, 0.0), (3, 24.0)]

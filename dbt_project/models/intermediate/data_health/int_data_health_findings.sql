@@ -1,6 +1,7 @@
 -- What this build found that a user must hear about (DESIGN.md, "Data health"), one row per
 -- source, day and check: telemetry gaps, DCGM hosts outside the inventory (and hosts taken from
--- a Kubernetes `node` label), GPUs reported at indices the inventory's `gpus` leaves out, hpc_job labels that name a job running on other hosts only, bill
+-- a Kubernetes `node` label), GPUs reported at indices the inventory's `gpus` leaves out (and
+-- inventory GPUs that never reported beside ones that did), hpc_job labels that name a job running on other hosts only, bill
 -- lines that match no node, GCP usage whose committed use discount no landed commitment fee
 -- covers, marts that cannot be computed from the sources present, config
 -- meter names no reading shows, and what each source's ingest in this run found (its warnings
@@ -95,6 +96,34 @@ slots_outside as (
         on host_sources.host = reports.host
     where reports.gpu_index >= inventory.gpus
     group by coalesce(host_sources.x_source, 'dcgm'), reports.host
+
+),
+
+slots_silent as (
+
+    -- inventory slots that never reported on a host whose other GPUs did: every hour of them
+    -- counts down (other GPUs of the node report), which a `gpus` larger than the node's real
+    -- count also produces
+    select
+        coalesce(host_sources.x_source, 'dcgm') as source,
+        cast(null as date) as day,
+        'gpu_never_reported:' || gpus.host as check_name,
+        'warning' as severity,
+        sum(case when gpus.reported then 0 else 1 end) as count,
+        gpus.host || ': ' || cast(sum(case when gpus.reported then 0 else 1 end) as string)
+            || ' of its ' || cast(max(gpus.gpus_per_node) as string)
+            || ' inventory GPUs (index '
+            || {{ string_agg_sorted(
+                'case when not gpus.reported then cast(gpus.gpu_index as string) end'
+            ) }}
+            || ') never reported while its other GPUs did: counted down, their cost idle;'
+            || ' check the GPUs, or set the host''s `gpus` to the GPUs it has' as message
+    from {{ ref('int_gpus') }} as gpus
+    left join host_sources
+        on host_sources.host = gpus.host
+    group by coalesce(host_sources.x_source, 'dcgm'), gpus.host
+    having max(case when gpus.reported then 1 else 0 end) = 1
+        and min(case when gpus.reported then 1 else 0 end) = 0
 
 ),
 
@@ -353,6 +382,8 @@ final as (
     select * from hosts_outside
     union all
     select * from slots_outside
+    union all
+    select * from slots_silent
     union all
     select * from hosts_by_label
     union all
