@@ -93,7 +93,8 @@ class Node(_Strict):
     provider: Literal["aws", "gcp", "azure", "oci", "onprem"]
     site: str
     instance_type: str | None = None
-    gpus: int = Field(ge=0)
+    # 64 at most: the GPU slots int_gpus makes per node
+    gpus: int = Field(ge=0, le=64)
     gpu_model: str | None = None
     cluster: str | None = None
 
@@ -306,9 +307,42 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
             )
             log.warning("%s: %s", path, message)
             cfg.findings.append(IngestFinding("config_deprecated", message, "info"))
+    where = [f"inventory[{i}]" for i in range(len(cfg.inventory))]
     if cfg.inventory_file:
-        cfg.inventory = cfg.inventory + _load_inventory_file(Path(cfg.resolve(cfg.inventory_file)))
+        inventory_file = Path(cfg.resolve(cfg.inventory_file))
+        from_file = _load_inventory_file(inventory_file)
+        cfg.inventory = cfg.inventory + from_file
+        where += [f"{inventory_file}:{line}" for line in range(2, len(from_file) + 2)]
+    problems = inventory_problems(cfg.inventory, where)
+    if problems:
+        raise ConfigError(f"{path}: " + "; ".join(problems))
     return cfg
+
+
+def inventory_problems(nodes: list[Node], where: list[str]) -> list[str]:
+    """A host listed twice, or a billed resource given to two hosts (each bill line of it
+    would be counted for both), named by where each entry is (`where[i]` for `nodes[i]`)."""
+    problems = []
+    for label, key in (("host", lambda n: n.host), ("resource_id", lambda n: n.resource_id)):
+        seen: dict[str, int] = {}
+        for i, node in enumerate(nodes):
+            value = key(node)
+            if value is None:
+                continue
+            if value in seen:
+                first = nodes[seen[value]]
+                what = (
+                    "is listed twice"
+                    if label == "host"
+                    else f"is given to hosts {first.host} and {node.host} (each bill line of it "
+                    "would be counted for both)"
+                )
+                problems.append(
+                    f"inventory: {label} {value!r} {what}: {where[seen[value]]} and {where[i]}"
+                )
+            else:
+                seen[value] = i
+    return problems
 
 
 def source_roots(cfg: Config) -> tuple[list[str], bool]:

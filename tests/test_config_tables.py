@@ -149,3 +149,39 @@ def test_straggler_bucket_must_divide_a_day() -> None:
     assert config.health.dbt_vars()["straggler_bucket_seconds"] == 300
     with pytest.raises(ConfigError, match="must divide a day .* got 7"):
         parse_config({"health": {"straggler_bucket_seconds": 7}}, path)
+
+
+def test_a_host_listed_twice_or_a_resource_on_two_hosts_is_refused(tmp_path: Path) -> None:
+    # a host twice would give its slots two GPUs each; a resource id on two hosts would count
+    # each of its bill lines for both: the config does not load, naming both entries
+    twice = [*INVENTORY, {**INVENTORY[1], "resource_id": "b2"}]
+    with pytest.raises(ConfigError) as err:
+        parse_config({"inventory": twice}, tmp_path / "fleetledger.yml")
+    assert str(err.value) == (
+        f"{tmp_path / 'fleetledger.yml'}: inventory: host 'b' is listed twice: inventory[1] and "
+        "inventory[3]"
+    )
+    (tmp_path / "nodes.csv").write_text(
+        "host,resource_id,provider,site,gpus\nd,d,onprem,lab,8\ne,a,onprem,lab,8\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_config(
+            {"inventory": INVENTORY, "inventory_file": "nodes.csv"}, tmp_path / "fleetledger.yml"
+        )
+    assert str(err.value) == (
+        f"{tmp_path / 'fleetledger.yml'}: inventory: resource_id 'a' is given to hosts a and e "
+        f"(each bill line of it would be counted for both): inventory[0] and "
+        f"{tmp_path / 'nodes.csv'}:3"
+    )
+    # two on-prem nodes without a resource id are two nodes, not one resource
+    bare = [{k: v for k, v in n.items() if k != "resource_id"} for n in INVENTORY]
+    assert len(parse_config({"inventory": bare}, tmp_path / "fleetledger.yml").inventory) == 3
+
+
+def test_gpus_a_node_at_most_64(tmp_path: Path) -> None:
+    big = [{**INVENTORY[0], "gpus": 65}]
+    with pytest.raises(
+        ConfigError, match=r"inventory\[0\]\.gpus: Input should be less than or equal to 64"
+    ):
+        parse_config({"inventory": big}, tmp_path / "fleetledger.yml")
+    assert parse_config({"inventory": [{**INVENTORY[0], "gpus": 64}]}, tmp_path / "x.yml")

@@ -24,7 +24,8 @@ slots as (
         inventory.gpu_model,
         inventory.gpus as gpus_per_node
     from inventory
-    inner join ({{ integers(16) }}) as slot
+    -- config allows up to 64 GPUs a node (fleetledger/config.py, Node.gpus)
+    inner join ({{ integers(64) }}) as slot
         on slot.n < inventory.gpus
 
 ),
