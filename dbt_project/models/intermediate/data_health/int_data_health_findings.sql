@@ -132,14 +132,21 @@ hosts_by_label as (
     select
         x_source as source,
         cast(null as date) as day,
-        'host_from_label:' || reported_host || ':' || host as check_name,
+        case when resolved_by = 'short_name' then 'host_from_short_name:' else 'host_from_label:' end
+            || reported_host || ':' || host as check_name,
         'info' as severity,
         sum(samples) as count,
-        'samples of ' || reported_host || ' took their host ' || host || ' from the `'
-            || max(resolved_by) || '` label (no `node_label` option set)' as message
+        case
+            when resolved_by = 'short_name'
+                then 'samples of ' || reported_host || ' took their host ' || host
+                    || ': the name up to its first dot is that inventory node, and no other'
+                    || ' reported name shortens to it'
+            else 'samples of ' || reported_host || ' took their host ' || host || ' from the `'
+                || resolved_by || '` label (no `node_label` option set)'
+        end as message
     from outside
     where host is not null
-    group by x_source, reported_host, host
+    group by x_source, reported_host, host, resolved_by
 
 ),
 
