@@ -115,7 +115,7 @@ def redeliver_open_month(home: Path, stamp: str) -> Path:
     return manifest
 
 
-def _start_for(history_days: int, daily_runs: int = 1) -> date:
+def _start_for(history_days: int, daily_runs: int) -> date:
     """The first day of a fleet whose last daily run (day history + daily_runs) is the day
     before yesterday."""
     return datetime.now(UTC).date() - timedelta(days=history_days + daily_runs + 1)

@@ -311,8 +311,8 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
     if cfg.inventory_file:
         inventory_file = Path(cfg.resolve(cfg.inventory_file))
         from_file = _load_inventory_file(inventory_file)
-        cfg.inventory = cfg.inventory + from_file
-        where += [f"{inventory_file}:{line}" for line in range(2, len(from_file) + 2)]
+        cfg.inventory = cfg.inventory + [node for _where, node in from_file]
+        where += [w for w, _node in from_file]
     problems = inventory_problems(cfg.inventory, where)
     if problems:
         raise ConfigError(f"{path}: " + "; ".join(problems))
@@ -418,15 +418,16 @@ def check_source_roots(cfg: Config, path: Path) -> None:
         raise ConfigError("\n".join([f"{path}: source outside the source roots", *problems]))
 
 
-def _load_inventory_file(path: Path) -> list[Node]:
+def _load_inventory_file(path: Path) -> list[tuple[str, Node]]:
+    """The file's nodes, each with where it is (`<path>:<line>`)."""
     import csv
 
-    nodes: list[Node] = []
+    nodes: list[tuple[str, Node]] = []
     with path.open(newline="") as fh:
         for i, row in enumerate(csv.DictReader(fh), start=2):
             clean = {k: v for k, v in row.items() if v not in ("", None)}
             try:
-                nodes.append(Node.model_validate(clean))
+                nodes.append((f"{path}:{i}", Node.model_validate(clean)))
             except ValidationError as err:
                 raise ConfigError(_format_errors(Path(f"{path}:{i}"), err)) from None
     return nodes
