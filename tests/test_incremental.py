@@ -40,7 +40,7 @@ DAY_MODELS = {
     "int_sample_pieces": "power_w",
     "int_gpu_last_samples": "power_w",
     "int_gpu_sample_labels": "t",
-    "int_gpu_coverage_spans": "intervals",
+    "int_gpu_coverage_spans": "pieces",
     "int_gpu_label_days": "samples",
     "int_gpu_hour_reports": "samples",
     "int_gpu_hour_telemetry": "energy_wh",

@@ -124,3 +124,18 @@ def test_a_build_drops_what_moved_out_of_main(tmp_path: Path) -> None:
     relations = _relations(home / "build" / "warehouse.duckdb")
     assert relations["main"] == {"notes"}
     assert relations["intermediate"] == {"int_integers"}
+
+
+def test_a_build_drops_a_retired_day_model_from_the_history_file(tmp_path: Path) -> None:
+    """`int_sample_intervals` was a day model until it became a CTE of `int_sample_pieces`: a
+    home built before keeps its table in build/history.duckdb, which the next build drops (its
+    rows would stay there for nothing); another table of the file stays."""
+    home = tmp_path / "home"
+    (home / "build").mkdir(parents=True)
+    con = duckdb.connect(str(home / "build" / "history.duckdb"))
+    con.execute("create schema intermediate")
+    con.execute("create table intermediate.int_sample_intervals as select 1 as day_epoch")
+    con.execute("create table intermediate.int_gpu_samples as select 1 as day_epoch")
+    con.close()
+    dbt_build(home, "int_integers")
+    assert _relations(home / "build" / "history.duckdb") == {"intermediate": {"int_gpu_samples"}}

@@ -52,3 +52,23 @@
         {%- endfor -%}
     {%- endif -%}
 {% endmacro %}
+
+{#- on-run-start: day models the project no longer has, dropped from the day models' file so an
+    upgraded home does not keep their history (gigabytes at a thousand GPUs) for nothing:
+    int_sample_intervals became a CTE of int_sample_pieces. -#}
+{% macro drop_retired_day_models() -%}
+    {{ return(adapter.dispatch('drop_retired_day_models')()) }}
+{%- endmacro %}
+
+{% macro retired_day_models() -%}{{ return(['int_sample_intervals']) }}{%- endmacro %}
+
+{#- Spark builds into its own warehouse folder, created after the change -#}
+{% macro spark__drop_retired_day_models() -%}{%- endmacro %}
+
+{% macro default__drop_retired_day_models() -%}
+    {%- if execute -%}
+        {%- for name in retired_day_models() -%}
+            {% do run_query('drop table if exists ' ~ history_database() ~ '.intermediate.' ~ name) %}
+        {%- endfor -%}
+    {%- endif -%}
+{%- endmacro %}

@@ -1,24 +1,34 @@
--- The coverage of each GPU unit and day as spans: consecutive int_sample_intervals rows with
--- no uncovered second between them, on the same host and in the same fatal-XID state, merged
--- into one [span_from, span_to). What int_gpu_hour_gaps needs of the coverage (where it stops
--- and starts, which of it is a non-fatal sample of the node), at a few rows per unit and day
--- instead of one per sample. A day's intervals lie within that day, so its spans do too: stored
--- by day, a run recomputes the days of its range (macros/incremental.sql).
+-- The coverage of each GPU unit and day as spans: consecutive int_sample_pieces rows (sample
+-- intervals cut at the hour) with no uncovered second between them, on the same host and in
+-- the same fatal-XID state, merged into one [span_from, span_to): the pieces of one sample
+-- always merge, so the spans are those of the samples' intervals. What int_gpu_hour_gaps needs
+-- of the coverage (where it stops and starts, which of it is a non-fatal sample of the node),
+-- at a few rows per unit and day instead of one per sample. A day's pieces lie within that
+-- day, so its spans do too: stored by day, a run recomputes the days of its range
+-- (macros/incremental.sql).
+--
+-- Gaps and islands without numbering every row: one sort of the day's pieces gives each piece
+-- its neighbours, and only the pieces where a span starts or ends (a few per unit and day) are
+-- kept and paired, the start with the next end (a running count over every piece and a
+-- group-by of all of them cost twice as much at 20 M pieces).
+
 {{ incremental_by_day() }}
 with
 
-intervals as (
+pieces as (
 
-    select gpu_uuid, mig_instance, host, day_epoch, valid_from, valid_to, is_fatal_xid
-    from {{ ref('int_sample_intervals') }}
+    select
+        gpu_uuid, mig_instance, host, day_epoch, piece_start as valid_from,
+        piece_end as valid_to, is_fatal_xid
+    from {{ ref('int_sample_pieces') }}
     where {{ in_recomputed_days('day_epoch') }}
 
 ),
 
-previous as (
+neighbours as (
 
     select
-        intervals.*,
+        pieces.*,
         lag(valid_to) over (
             partition by gpu_uuid, mig_instance, day_epoch order by valid_from
         ) as prev_to,
@@ -27,34 +37,59 @@ previous as (
         ) as prev_host,
         lag(is_fatal_xid) over (
             partition by gpu_uuid, mig_instance, day_epoch order by valid_from
-        ) as prev_fatal
-    from intervals
-
-),
-
-flagged as (
-
-    select
-        previous.*,
-        case
-            when prev_to is null or valid_from > prev_to then 1
-            when coalesce(host, '') <> coalesce(prev_host, '') then 1
-            when is_fatal_xid <> prev_fatal then 1
-            else 0
-        end as starts_span
-    from previous
-
-),
-
-numbered as (
-
-    select
-        flagged.*,
-        sum(starts_span) over (
+        ) as prev_fatal,
+        lead(valid_from) over (
             partition by gpu_uuid, mig_instance, day_epoch order by valid_from
-            rows between unbounded preceding and current row
-        ) as span_number
-    from flagged
+        ) as next_from,
+        lead(host) over (
+            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+        ) as next_host,
+        lead(is_fatal_xid) over (
+            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+        ) as next_fatal,
+        row_number() over (
+            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+        ) as position
+    from pieces
+
+),
+
+edges as (
+
+    -- a span starts after an uncovered second, on another host or in another fatal-XID state
+    -- than the piece before; it ends where the next piece starts one
+    select
+        neighbours.*,
+        case
+            when prev_to is null or valid_from > prev_to then true
+            when coalesce(host, '') <> coalesce(prev_host, '') then true
+            when is_fatal_xid <> prev_fatal then true
+            else false
+        end as starts_span,
+        case
+            when next_from is null or next_from > valid_to then true
+            when coalesce(host, '') <> coalesce(next_host, '') then true
+            when is_fatal_xid <> next_fatal then true
+            else false
+        end as ends_span
+    from neighbours
+
+),
+
+boundaries as (
+
+    -- the first and the last piece of each span, in order: a start's span ends at itself or
+    -- at the next boundary piece
+    select
+        edges.*,
+        lead(valid_to) over (
+            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+        ) as next_boundary_to,
+        lead(position) over (
+            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+        ) as next_boundary_position
+    from edges
+    where starts_span or ends_span
 
 ),
 
@@ -63,14 +98,14 @@ final as (
     select
         gpu_uuid,
         mig_instance,
-        max(host) as host,
+        host,
         is_fatal_xid,
-        min(valid_from) as span_from,
-        max(valid_to) as span_to,
-        count(*) as intervals,
+        valid_from as span_from,
+        case when ends_span then valid_to else next_boundary_to end as span_to,
+        case when ends_span then 1 else next_boundary_position - position + 1 end as pieces,
         day_epoch
-    from numbered
-    group by gpu_uuid, mig_instance, day_epoch, span_number, is_fatal_xid
+    from boundaries
+    where starts_span
 
 )
 

@@ -1,6 +1,6 @@
 -- What the samples say about each GPU unit-hour: covered and fatal seconds, energy (device
 -- level: MIG instances report no power), utilisation. A day's pieces lie within that day
--- (int_sample_intervals cuts them at midnight), so its hours are stored by day and a run
+-- (int_sample_pieces cuts them at midnight), so its hours are stored by day and a run
 -- recomputes the days of its range (macros/incremental.sql).
 {{ incremental_by_day() }}
 with

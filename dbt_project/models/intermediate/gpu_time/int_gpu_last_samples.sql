@@ -3,7 +3,7 @@
 -- for MIG instances and fields the GPU does not export). What a run carries into the first
 -- day it recomputes: the last sample before that day is the last of the latest earlier day
 -- with samples, read here from one row per series and day instead of from every earlier
--- sample (int_sample_intervals: what covers into the day; int_health_gpu_samples: the previous
+-- sample (int_sample_pieces: what covers into the day; int_health_gpu_samples: the previous
 -- values of the XID gauge and the counters). Stored by day (macros/incremental.sql): a day's
 -- row depends on that day's samples only.
 {{ incremental_by_day() }}

@@ -1,12 +1,148 @@
 -- Sample intervals cut at hour boundaries, each classified busy or idle by the site's threshold.
+--
+-- The intervals (a CTE here, not a table of their own: every other model reads the pieces):
+-- each sample covers [t, min(next sample's t, t + stale_after)) (stale_after per series and
+-- day: int_gpu_series_cadence); after a fatal XID the GPU is down until its next sample,
+-- however long that takes. Per GPU unit: a whole GPU, or one MIG instance (int_gpu_units).
+-- Cut at midnight into one row per accounted day the coverage reaches (int_days): a day's rows
+-- depend only on that day's samples and the last sample before it (int_gpu_last_samples). A
+-- day's last sample covers at most to midnight in that day's rows, whatever follows: the rest
+-- is the next day's (its first rows: the carried-in sample, from midnight). Samples that cover
+-- nothing are left out.
+--
 -- Stored by day: a run recomputes the days of its range (macros/incremental.sql).
 {{ incremental_by_day() }}
 with
 
+days as (
+
+    select day_epoch from {{ ref('int_days') }}
+    where {{ in_recomputed_days('day_epoch') }}
+
+),
+
+recomputed_samples as (
+
+    select
+        gpu_uuid, mig_instance, host, gpu_index, day_epoch, t, utilization, power_w, fb_used_mib,
+        is_fatal_xid
+    from {{ ref('int_gpu_samples') }}
+    where {{ in_recomputed_days('day_epoch') }}
+
+),
+
+carried_in as (
+
+    -- per series, the last sample of the latest day before the first recomputed one with
+    -- samples (int_gpu_last_samples, a row per series and day): what covers into the range
+    select
+        gpu_uuid, mig_instance, host, gpu_index, day_epoch, t, utilization, power_w,
+        fb_used_mib, is_fatal_xid
+    from (
+        {{ newest_before_range(ref('int_gpu_last_samples'), ['gpu_uuid', 'mig_instance']) }}
+    ) as last_samples
+
+),
+
+samples as (
+
+    select * from recomputed_samples
+    union all
+    select * from carried_in
+
+),
+
+cadence as (
+
+    select * from {{ ref('int_gpu_series_cadence') }}
+
+),
+
+ordered as (
+
+    select
+        samples.*,
+        lead(samples.t) over (
+            partition by samples.gpu_uuid, samples.mig_instance order by samples.t
+        ) as next_t
+    from samples
+
+),
+
+covered as (
+
+    -- what the sample covers before the cut at midnight; a last sample (no next one yet) is
+    -- cut at the end of the days it reaches
+    select
+        ordered.*,
+        case
+            when ordered.is_fatal_xid then ordered.next_t
+            else least(
+                coalesce(ordered.next_t, ordered.t + cadence.stale_after_seconds),
+                ordered.t + cadence.stale_after_seconds
+            )
+        end as covered_to
+    from ordered
+    inner join cadence
+        on cadence.gpu_uuid = ordered.gpu_uuid
+        and cadence.mig_instance = ordered.mig_instance
+        and cadence.day_epoch = ordered.day_epoch
+
+),
+
+within_a_day as (
+
+    -- most samples: coverage that ends by the next midnight
+    select covered.*, covered.day_epoch as covered_day
+    from covered
+    where covered.covered_to <= covered.day_epoch + 86400
+
+),
+
+across_days as (
+
+    -- coverage past midnight (a sample before midnight, a fatal XID until the next sample)
+    select covered.*, days.day_epoch as covered_day
+    from covered
+    inner join days
+        on days.day_epoch + 86400 > covered.t
+        and (covered.covered_to is null or days.day_epoch < covered.covered_to)
+    where covered.covered_to is null or covered.covered_to > covered.day_epoch + 86400
+
+),
+
+cut as (
+
+    select within_a_day.* from within_a_day
+    inner join days
+        on days.day_epoch = within_a_day.covered_day
+    union all
+    select * from across_days
+
+),
+
+cut_intervals as (
+
+    select
+        gpu_uuid,
+        mig_instance,
+        host,
+        gpu_index,
+        covered_day as day_epoch,
+        t,
+        greatest(t, covered_day) as valid_from,
+        least(coalesce(covered_to, covered_day + 86400), covered_day + 86400) as valid_to,
+        utilization,
+        power_w,
+        fb_used_mib,
+        is_fatal_xid
+    from cut
+
+),
+
 intervals as (
 
-    select * from {{ ref('int_sample_intervals') }}
-    where {{ in_recomputed_days('day_epoch') }}
+    select * from cut_intervals where valid_to > valid_from
 
 ),
 
@@ -44,7 +180,11 @@ node_means as (
         avg(samples.utilization) as node_mean_utilization
     from {{ ref('int_gpu_samples') }} as samples
     where samples.mig_instance = '' and not samples.is_labelled
-        and samples.t >= (select min(t) from intervals)
+        -- the recomputed days' samples and the carried-in ones (the intervals' samples)
+        and samples.t >= least(
+            {{ first_recomputed_epoch() }},
+            coalesce((select min(t) from carried_in), {{ first_recomputed_epoch() }})
+        )
     group by samples.host, samples.t
 
 ),

@@ -4,7 +4,7 @@
 -- few samples that carry them: the clock throttle / event reasons bitmask, the volatile ECC
 -- counters, the remapped-rows counters and row-remap failure gauge, and whether
 -- DCGM_EXP_XID_ERRORS_COUNT is exported. Each sample covers
--- [t, min(next sample's t, t + stale_after)) like int_sample_intervals (no day clipping here:
+-- [t, min(next sample's t, t + stale_after)) like int_sample_pieces' intervals (no day clipping here:
 -- int_health_node_day_signals splits the coverage at midnight).
 -- Counters become increases since the GPU's previous sample (its first sample: 0): volatile ECC
 -- counters restart when the driver reloads, so after a drop the new value is the increase;
