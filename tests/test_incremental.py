@@ -364,7 +364,7 @@ def test_a_runs_data_tests_read_the_days_it_recomputed(history: dict) -> None:
     # docs/operations.md, "Incremental runs": the day-6 run's tests of the landed samples and
     # of a day model read days 5-6 (the range and the day before it); the full refresh's all
     day6, full = history["tests_day_6"], history["tests_full"]
-    landed = next(k for k in day6 if k.startswith("unique_combination_stg_dcgm__samples_"))
+    landed = next(k for k in day6 if k.startswith("unique_landed_rows_stg_dcgm__samples_"))
     day_model = next(k for k in day6 if k.startswith("unique_combination_int_gpu_samples_"))
     assert day6[landed][0] == day6[day_model][0] == "pass"
     assert (

@@ -56,7 +56,7 @@
     candidates as (
 
         select {% for c in columns %}landed.{{ c }}{{ ', ' if not loop.last }}{% endfor %}
-        from {{ model }} as landed
+        from (select * from {{ model }}) as landed
         inner join off_day
             on {% for c in match_columns %}off_day.{{ c }} = landed.{{ c }}{{ ' and ' if not loop.last }}{% endfor %}
 
@@ -80,6 +80,12 @@
     from {{ model }}
     group by {{ row_hash(columns) }}
     having count(*) > 1
+{%- endmacro %}
+
+{#- Spark: the group-by, spread over the executors by hash (a global sort is one ordered
+    exchange; the lag() over it would run in a single task) -#}
+{% macro spark__repeated_row_hashes(model, columns) -%}
+    {{ default__repeated_row_hashes(model, columns) }}
 {%- endmacro %}
 
 {#- DuckDB: the hashes sorted, each compared with the one before. A hash table of 100 M
