@@ -84,3 +84,15 @@
 {% macro duckdb__timestamp_text(ts) -%}strftime({{ ts }}, '%Y-%m-%d %H:%M:%S'){%- endmacro %}
 {% macro spark__timestamp_text(ts) -%}date_format({{ ts }}, 'yyyy-MM-dd HH:mm:ss'){%- endmacro %}
 {% macro default__timestamp_text(ts) -%}to_char({{ ts }}, 'YYYY-MM-DD HH24:MI:SS'){%- endmacro %}
+
+{#- the non-null values of a column as a list sorted ascending, as an aggregate -#}
+{% macro sorted_values(expr) -%}{{ return(adapter.dispatch('sorted_values')(expr)) }}{%- endmacro %}
+{% macro duckdb__sorted_values(expr) -%}list_sort(list({{ expr }}) filter (where {{ expr }} is not null)){%- endmacro %}
+{% macro spark__sorted_values(expr) -%}sort_array(collect_list({{ expr }})){%- endmacro %}
+{% macro default__sorted_values(expr) -%}array_agg({{ expr }} order by {{ expr }}) filter (where {{ expr }} is not null){%- endmacro %}
+
+{#- the list's element at a 1-based position, null outside the list -#}
+{% macro list_at(list_col, position) -%}{{ return(adapter.dispatch('list_at')(list_col, position)) }}{%- endmacro %}
+{% macro duckdb__list_at(list_col, position) -%}{{ list_col }}[cast({{ position }} as bigint)]{%- endmacro %}
+{% macro spark__list_at(list_col, position) -%}try_element_at({{ list_col }}, cast({{ position }} as int)){%- endmacro %}
+{% macro default__list_at(list_col, position) -%}{{ list_col }}[cast({{ position }} as integer)]{%- endmacro %}

@@ -5,9 +5,12 @@
 -- (their median utilisation >= the site's idle threshold) can trail.
 --
 -- The median of the others comes from order statistics, not a self-join, so a run of n GPUs
--- costs O(n log n) per bucket: with the bucket's values sorted v_1 <= ... <= v_n and the GPU at
--- rank r, the others' median is v_k or v_(k+1) (n even, k = n/2) or the mean of two of
--- v_k, v_(k+1), v_(k+2) (n odd, k = (n-1)/2), picked by whether r is above them.
+-- costs O(n log n) per bucket: with the bucket's values sorted v_1 <= ... <= v_n and the GPU's
+-- own value v, the others' median is v_k or v_(k+1) (n even, k = n/2) or the mean of two of
+-- v_k, v_(k+1), v_(k+2) (n odd, k = (n-1)/2): leaving v out shifts the middle down past each
+-- of them that v is above (v above v_k: the others' middle starts at v_k, else at v_(k+1)).
+-- Where v ties v_k, leaving out either copy leaves the same values. The sorted values are one
+-- list per run and bucket (a group-by), not a rank per GPU (a window sort of every row).
 --
 -- Stored by bucket day (macros/incremental.sql): straggler_bucket_seconds divides a day, so a
 -- bucket never spans midnight and a day's buckets depend only on that day's samples; a run
@@ -94,20 +97,17 @@ per_bucket as (
 
 ),
 
-ranked as (
+bucket_values as (
 
     select
-        per_bucket.*,
-        count(*) over (partition by run_id, bucket_epoch) as n_util,
-        count(sm_clock_mhz) over (partition by run_id, bucket_epoch) as n_clock,
-        row_number() over (
-            partition by run_id, bucket_epoch order by utilization, gpu_uuid
-        ) as r_util,
-        row_number() over (
-            partition by run_id, bucket_epoch
-            order by case when sm_clock_mhz is null then 1 else 0 end, sm_clock_mhz, gpu_uuid
-        ) as r_clock
+        run_id,
+        bucket_epoch,
+        count(*) as n_util,
+        count(sm_clock_mhz) as n_clock,
+        {{ sorted_values('utilization') }} as utilizations,
+        {{ sorted_values('sm_clock_mhz') }} as sm_clocks
     from per_bucket
+    group by run_id, bucket_epoch
 
 ),
 
@@ -116,42 +116,45 @@ order_stats as (
     select
         run_id,
         bucket_epoch,
-        max(case when r_util = floor(n_util / 2) then utilization end) as u_k0,
-        max(case when r_util = floor(n_util / 2) + 1 then utilization end) as u_k1,
-        max(case when r_util = floor(n_util / 2) + 2 then utilization end) as u_k2,
-        max(case when r_clock = floor(n_clock / 2) then sm_clock_mhz end) as c_k0,
-        max(case when r_clock = floor(n_clock / 2) + 1 then sm_clock_mhz end) as c_k1,
-        max(case when r_clock = floor(n_clock / 2) + 2 then sm_clock_mhz end) as c_k2
-    from ranked
-    group by run_id, bucket_epoch
+        n_util,
+        n_clock,
+        {{ list_at('utilizations', 'floor(n_util / 2)') }} as u_k0,
+        {{ list_at('utilizations', 'floor(n_util / 2) + 1') }} as u_k1,
+        {{ list_at('utilizations', 'floor(n_util / 2) + 2') }} as u_k2,
+        {{ list_at('sm_clocks', 'floor(n_clock / 2)') }} as c_k0,
+        {{ list_at('sm_clocks', 'floor(n_clock / 2) + 1') }} as c_k1,
+        {{ list_at('sm_clocks', 'floor(n_clock / 2) + 2') }} as c_k2
+    from bucket_values
 
 ),
 
 medians as (
 
     select
-        ranked.*,
+        per_bucket.*,
+        order_stats.n_util,
         case
-            when ranked.n_util < 2 then null
-            when ranked.n_util = 2 * floor(ranked.n_util / 2) then
-                case when floor(ranked.n_util / 2) < ranked.r_util then order_stats.u_k0 else order_stats.u_k1 end
+            when order_stats.n_util < 2 then null
+            when order_stats.n_util = 2 * floor(order_stats.n_util / 2) then
+                case when per_bucket.utilization > order_stats.u_k0 then order_stats.u_k0 else order_stats.u_k1 end
             else (
-                case when floor(ranked.n_util / 2) < ranked.r_util then order_stats.u_k0 else order_stats.u_k1 end
-                + case when floor(ranked.n_util / 2) + 1 < ranked.r_util then order_stats.u_k1 else order_stats.u_k2 end
+                case when per_bucket.utilization > order_stats.u_k0 then order_stats.u_k0 else order_stats.u_k1 end
+                + case when per_bucket.utilization > order_stats.u_k1 then order_stats.u_k1 else order_stats.u_k2 end
             ) / 2
         end as median_other_utilization,
         case
-            when ranked.sm_clock_mhz is null or ranked.n_clock < 2 then null
-            when ranked.n_clock = 2 * floor(ranked.n_clock / 2) then
-                case when floor(ranked.n_clock / 2) < ranked.r_clock then order_stats.c_k0 else order_stats.c_k1 end
+            when per_bucket.sm_clock_mhz is null or order_stats.n_clock < 2 then null
+            when order_stats.n_clock = 2 * floor(order_stats.n_clock / 2) then
+                case when per_bucket.sm_clock_mhz > order_stats.c_k0 then order_stats.c_k0 else order_stats.c_k1 end
             else (
-                case when floor(ranked.n_clock / 2) < ranked.r_clock then order_stats.c_k0 else order_stats.c_k1 end
-                + case when floor(ranked.n_clock / 2) + 1 < ranked.r_clock then order_stats.c_k1 else order_stats.c_k2 end
+                case when per_bucket.sm_clock_mhz > order_stats.c_k0 then order_stats.c_k0 else order_stats.c_k1 end
+                + case when per_bucket.sm_clock_mhz > order_stats.c_k1 then order_stats.c_k1 else order_stats.c_k2 end
             ) / 2
         end as median_other_sm_clock_mhz
-    from ranked
+    from per_bucket
     inner join order_stats
-        on order_stats.run_id = ranked.run_id and order_stats.bucket_epoch = ranked.bucket_epoch
+        on order_stats.run_id = per_bucket.run_id
+        and order_stats.bucket_epoch = per_bucket.bucket_epoch
 
 ),
 
