@@ -7,7 +7,13 @@
     on a boundary does not reach into the next period (the 0.000001 s). Portable SQL. -#}
 
 {% macro spread_join(from_col, to_col, offset='offsets.n', period=3600) -%}
-    {{ offset }} <= floor(({{ to_col }} - 0.000001) / {{ period }}) - floor({{ from_col }} / {{ period }})
+    {{ offset }} <= {{ spread_hours(from_col, to_col, period) }}
+{%- endmacro %}
+
+{#- how many periods past its first an interval [from, to) reaches: spread_join holds for the
+    offsets 0 .. this -#}
+{% macro spread_hours(from_col, to_col, period=3600) -%}
+    (floor(({{ to_col }} - 0.000001) / {{ period }}) - floor({{ from_col }} / {{ period }}))
 {%- endmacro %}
 
 {% macro spread_period_start(from_col, offset='offsets.n', period=3600) -%}

@@ -201,14 +201,38 @@ clipped as (
 
 ),
 
-spread as (
+hour_spans as (
+
+    -- the hour offsets 0..k of an interval that reaches k hours past its first, for every k an
+    -- interval can have: cut at midnight above, an interval lies within one day (k <= 23)
+    select spans.n as span, offsets.n
+    from offsets as spans
+    inner join offsets
+        on offsets.n <= spans.n
+    where spans.n <= 24
+
+),
+
+spanned as (
 
     select
         clipped.*,
-        {{ spread_period_start('clipped.spread_from') }} as hour_epoch
+        {{ spread_hours('clipped.spread_from', 'clipped.valid_to') }} as span
     from clipped
-    inner join offsets
-        on {{ spread_join('clipped.spread_from', 'clipped.valid_to') }}
+
+),
+
+spread as (
+
+    -- the hours each interval overlaps (macros/spread.sql), joined on how many it reaches
+    -- past its first: an equality join of 20 M intervals with a few hundred rows instead of
+    -- a range join with the window's hours (a third of the model's time)
+    select
+        spanned.*,
+        {{ spread_period_start('spanned.spread_from') }} as hour_epoch
+    from spanned
+    inner join hour_spans as offsets
+        on offsets.span = spanned.span
 
 ),
 
