@@ -91,8 +91,9 @@
 {% macro spark__sorted_values(expr) -%}sort_array(collect_list({{ expr }})){%- endmacro %}
 {% macro default__sorted_values(expr) -%}array_agg({{ expr }} order by {{ expr }}) filter (where {{ expr }} is not null){%- endmacro %}
 
-{#- the list's element at a 1-based position, null outside the list -#}
+{#- the list's element at a 1-based position, null outside the list (0 included) -#}
 {% macro list_at(list_col, position) -%}{{ return(adapter.dispatch('list_at')(list_col, position)) }}{%- endmacro %}
 {% macro duckdb__list_at(list_col, position) -%}{{ list_col }}[cast({{ position }} as bigint)]{%- endmacro %}
-{% macro spark__list_at(list_col, position) -%}try_element_at({{ list_col }}, cast({{ position }} as int)){%- endmacro %}
+{#- Spark's element_at refuses position 0 even in its try_ form -#}
+{% macro spark__list_at(list_col, position) -%}case when {{ position }} >= 1 then try_element_at({{ list_col }}, cast({{ position }} as int)) end{%- endmacro %}
 {% macro default__list_at(list_col, position) -%}{{ list_col }}[cast({{ position }} as integer)]{%- endmacro %}
