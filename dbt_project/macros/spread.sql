@@ -7,12 +7,12 @@
     on a boundary does not reach into the next period (the 0.000001 s). Portable SQL. -#}
 
 {% macro spread_join(from_col, to_col, offset='offsets.n', period=3600) -%}
-    {{ offset }} <= {{ spread_hours(from_col, to_col, period) }}
+    {{ offset }} <= {{ spread_periods(from_col, to_col, period) }}
 {%- endmacro %}
 
 {#- how many periods past its first an interval [from, to) reaches: spread_join holds for the
     offsets 0 .. this -#}
-{% macro spread_hours(from_col, to_col, period=3600) -%}
+{% macro spread_periods(from_col, to_col, period=3600) -%}
     (floor(({{ to_col }} - 0.000001) / {{ period }}) - floor({{ from_col }} / {{ period }}))
 {%- endmacro %}
 

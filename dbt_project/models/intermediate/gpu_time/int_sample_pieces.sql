@@ -204,12 +204,12 @@ clipped as (
 hour_spans as (
 
     -- the hour offsets 0..k of an interval that reaches k hours past its first, for every k an
-    -- interval can have: cut at midnight above, an interval lies within one day (k <= 23)
+    -- interval can have: cut at midnight above, an interval lies within one day (k < 24)
     select spans.n as span, offsets.n
     from offsets as spans
     inner join offsets
         on offsets.n <= spans.n
-    where spans.n <= 24
+    where spans.n < 24
 
 ),
 
@@ -217,7 +217,7 @@ spanned as (
 
     select
         clipped.*,
-        {{ spread_hours('clipped.spread_from', 'clipped.valid_to') }} as span
+        {{ spread_periods('clipped.spread_from', 'clipped.valid_to') }} as span
     from clipped
 
 ),
