@@ -25,7 +25,7 @@ import pytest
 
 from fleetledger.generator import generate
 from fleetledger.pipeline import PipelineResult, run_pipeline
-from fleetledger.publish import history_path, published_path
+from fleetledger.publish import build_path, history_path, published_path
 
 START = date(2026, 1, 5)
 DAYS = 10
@@ -216,6 +216,29 @@ def _aws_spend(path: Path, first: int, last: int) -> float:
         con.close()
 
 
+def _compiled_model(home: Path, model: str) -> str:
+    """The compiled SQL of `model` in the home's last dbt build."""
+    runs = [p for p in (home / "build" / "dbt").iterdir() if (p / "run_results.json").is_file()]
+    newest = max(runs, key=lambda p: p.stat().st_mtime)
+    results = json.loads((newest / "run_results.json").read_text())["results"]
+    (sql,) = [r["compiled_code"] for r in results if r["unique_id"] == f"model.fleetledger.{model}"]
+    return str(sql)
+
+
+def _change_a_gpus_first_report(home: Path) -> None:
+    """As if a GPU's first report had moved since the last build (what a re-run of an earlier
+    day can do): the GPUs int_gpu_units was built with (int_gpu_unit_inputs) no longer match."""
+    con = duckdb.connect(str(build_path(home)))
+    try:
+        con.execute(
+            "update intermediate.int_gpu_unit_inputs set first_report_hour = first_report_hour "
+            "+ 3600 where gpu_uuid = (select min(gpu_uuid) from intermediate.int_gpu_unit_inputs "
+            "where first_report_hour is not null)"
+        )
+    finally:
+        con.close()
+
+
 def _compiled_tests(home: Path) -> dict[str, tuple[str, str]]:
     """The data tests of the home's last dbt build: test name -> (status, compiled SQL)."""
     runs = [p for p in (home / "build" / "dbt").iterdir() if (p / "run_results.json").is_file()]
@@ -250,16 +273,23 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["marked"] = _mark(home, 1, 5)
     out["results"][6] = _run(home, 6)
     out["tests_day_6"] = _compiled_tests(home)
+    out["units_day_6"] = _compiled_model(home, "int_gpu_units")
+    out["states_day_6"] = _compiled_model(home, "int_gpu_hour_states")
+    out["fct_day_6"] = _compiled_model(home, "fct_gpu_hours")
     out["still_marked"] = _marked(home, 1, 5)
     out["spend_1_5_after"] = _aws_spend(published_path(home), 1, 5)
     _unmark(home)
     out["results"]["4-7"] = _run(home, 4, 7)
+    _change_a_gpus_first_report(home)
     for n in range(8, DAYS + 1):
         out["results"][n] = _run(home, n)
+        out[f"units_day_{n}"] = _compiled_model(home, "int_gpu_units")
+        out[f"states_day_{n}"] = _compiled_model(home, "int_gpu_hour_states")
     out["daily"] = _marts(published_path(home))
     assert _mark(home, 3)["int_sample_pieces"][3] > 0
     out["results"]["full"] = _run(home, 1, DAYS, full_refresh=True)
     out["tests_full"] = _compiled_tests(home)
+    out["units_full"] = _compiled_model(home, "int_gpu_units")
     out["marked_after_full"] = _marked(home, 3)
     out["full"] = _marts(published_path(home))
     # the day models' file damaged (a full disk, a bad copy): the next run moves it aside,
@@ -324,6 +354,27 @@ def test_the_day_6_run_recomputed_day_6_only(history: dict) -> None:
         assert still[model] == {1: marked[model][1], 5: 0}, model
     # the full refresh recomputed every day: the mark put on day 3 is gone
     assert history["marked_after_full"] == {model: {3: 0} for model in MARKED_MODELS}
+
+
+def test_gpu_units_recompute_from_the_range_on_unless_the_gpus_changed(history: dict) -> None:
+    # an hour without a MIG report carries the last report's layout, so int_gpu_units rewrites
+    # every day from the first of the range on (macros/incremental.sql, gpu_units_recompute_from)
+    assert f"where hour_epoch >= {_epoch(_day(6))}" in history["units_day_6"]
+    assert f"where hour_epoch >= {_epoch(_day(9))}" in history["units_day_9"]
+    # the GPUs it was built with changed before day 8's run: that run rewrote every day
+    assert "where hour_epoch >= -1e+18" in history["units_day_8"]
+    assert "where hour_epoch >= -1e+18" in history["units_full"]
+
+
+def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(history: dict) -> None:
+    # the day-6 CUR redelivery restated the node costs of days 1-5: the states (and the mart)
+    # recomputed from day 1 (macros/incremental.sql, gpu_hours_recompute_from)
+    assert f"where hour_epoch >= {_epoch(_day(1))}" in history["states_day_6"]
+    assert f"where hour_epoch >= {_epoch(_day(1))}" in history["fct_day_6"]
+    # day 9: nothing before it changed, the day alone
+    assert f"where hour_epoch >= {_epoch(_day(9))}" in history["states_day_9"]
+    # day 8: the GPUs changed (see above), every day
+    assert "where hour_epoch >= -1e+18" in history["states_day_8"]
 
 
 def test_the_day_6_redelivery_restated_the_costs_of_days_1_to_5(history: dict) -> None:

@@ -164,7 +164,8 @@
     unique, accepted_values, relationships) is this macro's output. On top of a test's `where`
     config, a test of a day model (`meta.day_model`, set by incremental_by_day()) reads only
     the days the run recomputed, and the day before them (the most any day model rewrites
-    before its range); a test of a model with `meta.test_days_timestamp: <column>` (the
+    before its range; a model stored `to_last_day`: every day from there on); a test of a
+    model with `meta.test_days_timestamp: <column>` (the
     sample-level staging views over the landing zone) reads only the rows whose timestamp lies
     in those days. The other days' rows are those an earlier run built and tested: a run
     changes no row of a day it does not recompute, and ingest lands only its range's days. A
@@ -184,7 +185,10 @@
         {%- set one_day = modules.datetime.timedelta(days=1) -%}
         {%- set first = modules.datetime.date.fromisoformat(start[:10]) - one_day -%}
         {%- set after = modules.datetime.date.fromisoformat(end[:10]) + one_day -%}
-        {%- if meta.get('day_model') -%}
+        {%- if meta.get('to_last_day') -%}
+            {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
+            {%- do conditions.append('(day_epoch >= ' ~ (first - epoch).days * 86400 ~ ')') -%}
+        {%- elif meta.get('day_model') -%}
             {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
             {%- do conditions.append(
                 '(day_epoch >= ' ~ (first - epoch).days * 86400

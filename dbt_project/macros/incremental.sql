@@ -11,20 +11,25 @@
     `days_before`: how many days before the range the model rewrites as well (a model whose
     rows of a day depend on the next day's first samples: 1); it is the model's
     `meta.days_before`, which the tests read (tests/spark/test_spark_marts.py), and the model
-    passes the same number to the range macros below. -#}
+    passes the same number to the range macros below.
 
-{% macro incremental_by_day(day_column='day_epoch', days_before=0) -%}
-    {{ return(adapter.dispatch('incremental_by_day')(day_column, days_before)) }}
+    `to_last_day`: the model rewrites every day from the first of the range on, not the range
+    only (a day's rows carry something from the days before it however far back, as an
+    hour without a MIG report keeps the last report's layout: int_gpu_units). Its tests then
+    read those days too (`meta.to_last_day`, macros/generic_tests.sql). -#}
+
+{% macro incremental_by_day(day_column='day_epoch', days_before=0, to_last_day=false) -%}
+    {{ return(adapter.dispatch('incremental_by_day')(day_column, days_before, to_last_day)) }}
 {%- endmacro %}
 
-{% macro default__incremental_by_day(day_column, days_before) -%}
+{% macro default__incremental_by_day(day_column, days_before, to_last_day) -%}
     {{ config(
         materialized='incremental',
         database=history_database(),
         incremental_strategy=fleetledger_incremental_strategy(),
         unique_key=day_column,
         on_schema_change='fail',
-        meta={'day_model': true, 'days_before': days_before}
+        meta={'day_model': true, 'days_before': days_before, 'to_last_day': to_last_day}
     ) }}
 {%- endmacro %}
 
@@ -37,7 +42,7 @@
 
 {#- Spark overwrites the recomputed day partitions (partitionOverwriteMode=dynamic, set in the
     spark profile) -#}
-{% macro spark__incremental_by_day(day_column, days_before) -%}
+{% macro spark__incremental_by_day(day_column, days_before, to_last_day) -%}
     {{ config(
         materialized='incremental',
         incremental_strategy=fleetledger_incremental_strategy(),
@@ -45,7 +50,7 @@
         file_format='parquet',
         on_schema_change='fail',
         post_hook="{{ spark_schema_file() }}",
-        meta={'day_model': true, 'days_before': days_before}
+        meta={'day_model': true, 'days_before': days_before, 'to_last_day': to_last_day}
     ) }}
 {%- endmacro %}
 
@@ -168,4 +173,131 @@
             and {{ where }}
     ) as ranked
     where newest_first = 1
+{%- endmacro %}
+
+{#- The first hour (epoch seconds) int_gpu_units recomputes, or none when it recomputes every
+    hour: the first day of the run's range, unless the GPUs it was last built with changed. Its
+    rows before the range depend on the GPUs' slots and tenures (int_gpus) and on each GPU's
+    first report (the hours before it take its layout), besides the reports before the range,
+    which a run does not change; the model int_gpu_unit_inputs keeps those of the last build
+    (`gpu_unit_inputs()`), and any difference with this run's (a new or replaced board, a slot
+    reporting for the first time) recomputes every hour. None on a full build, without a range,
+    while dbt parses, and when no earlier build left int_gpu_unit_inputs. The GPU-hour states
+    (`gpu_hours_recompute_from`) start from it too, so int_gpu_unit_inputs is rebuilt after them. -#}
+{% macro gpu_units_recompute_from() -%}
+    {%- set days = recompute_range() -%}
+    {%- if days is none or not execute -%}{{ return(none) }}{%- endif -%}
+    {%- set built = built_relation('int_gpu_unit_inputs') -%}
+    {%- if built is none -%}{{ return(none) }}{%- endif -%}
+    {%- set changed = run_query(
+        'select count(*) from ((select * from (' ~ gpu_unit_inputs() ~ ') as now_inputs except '
+        ~ 'select * from ' ~ built ~ ') union all (select * from ' ~ built ~ ' except '
+        ~ 'select * from (' ~ gpu_unit_inputs() ~ ') as now_inputs)) as differences'
+    ).columns[0].values()[0] | int -%}
+    {{ return(none if changed > 0 else days[0]) }}
+{%- endmacro %}
+
+{#- What int_gpu_units' rows before a run's range depend on, besides the reports before it:
+    each GPU's slot, tenure and first reported hour (null: it never reported) -#}
+{% macro gpu_unit_inputs() -%}
+    select
+        gpus.gpu_uuid,
+        gpus.host,
+        gpus.gpu_index,
+        gpus.tenure_from,
+        gpus.tenure_to,
+        firsts.first_report_hour
+    from {{ ref('int_gpus') }} as gpus
+    left join (
+        select gpu_uuid, min(hour_epoch) as first_report_hour
+        from {{ ref('int_gpu_hour_reports') }}
+        group by gpu_uuid
+    ) as firsts
+        on firsts.gpu_uuid = gpus.gpu_uuid
+{%- endmacro %}
+
+{#- A model an earlier build of this project left, as a relation (none if there is none): what
+    a model compares its inputs with without depending on it (it is built after the model) -#}
+{% macro built_relation(name) -%}
+    {%- set node = graph.nodes.get('model.' ~ project_name ~ '.' ~ name) -%}
+    {%- if node is none -%}{{ return(none) }}{%- endif -%}
+    {{ return(adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias)) }}
+{%- endmacro %}
+
+{#- The first hour (epoch seconds) the GPU-hour states (int_gpu_hour_states, fct_gpu_hours)
+    recompute, or none for every hour. A state-hour reads its day of the day models, its unit
+    layout (`gpu_units_recompute_from`: from the range on, or every hour) and two full tables
+    whose hours before the range a run can change: the unobserved time's failure signals
+    (int_gpu_hour_gaps: a scheduler node event reported later, a run's holdings) and the nodes'
+    costs (int_node_hour_costs: a restated billing period, such as the open month a CUR
+    redelivers every day). int_gpu_hour_state_inputs keeps those of the last build
+    (`gpu_hour_state_inputs()`, rounded to 1e-6); the states recompute from the first day where
+    this run's differ, when that is before the range. -#}
+{% macro gpu_hours_recompute_from() -%}
+    {%- set units_from = gpu_units_recompute_from() -%}
+    {%- if units_from is none -%}{{ return(none) }}{%- endif -%}
+    {%- set built = built_relation('int_gpu_hour_state_inputs') -%}
+    {%- if built is none -%}{{ return(none) }}{%- endif -%}
+    {%- set now = '(select * from (' ~ gpu_hour_state_inputs() ~ ') as now_all where hour_epoch < '
+        ~ units_from ~ ')' -%}
+    {%- set before = '(select * from ' ~ built ~ ' where hour_epoch < ' ~ units_from ~ ')' -%}
+    {%- set first = run_query(
+        'select min(hour_epoch) from ((select * from ' ~ now ~ ' as now_inputs except select * from '
+        ~ before ~ ' as built_inputs) union all (select * from ' ~ before ~ ' as built_inputs '
+        ~ 'except select * from ' ~ now ~ ' as now_inputs)) as differences'
+    ).columns[0].values()[0] -%}
+    {%- if first is none -%}{{ return(units_from) }}{%- endif -%}
+    {{ return(((first | int) // 86400) * 86400) }}
+{%- endmacro %}
+
+{#- What a GPU-hour state reads from full tables, per hour: the unheld seconds with a failure
+    signal of each GPU unit (int_gpu_hour_gaps) and each node's cost and list cost
+    (int_node_hour_costs), rounded to 1e-6 (sums in another order differ in the last bits) -#}
+{% macro gpu_hour_state_inputs() -%}
+    select
+        'gap' as input,
+        gpu_uuid as subject,
+        mig_instance,
+        hour_epoch,
+        round(unheld_signalled_seconds, 6) as amount,
+        cast(null as double) as other_amount
+    from {{ ref('int_gpu_hour_gaps') }}
+    union all
+    select
+        'node_cost' as input,
+        host as subject,
+        '' as mig_instance,
+        hour_epoch,
+        round(cost, 6) as amount,
+        round(list_cost, 6) as other_amount
+    from {{ ref('int_node_hour_costs') }}
+{%- endmacro %}
+
+{#- An incremental mart stored by day (fct_gpu_hours): like a day model's config, but the mart
+    stays in the build warehouse the publish step copies, and its tests read every day from the
+    day before the run's range on (`meta.to_last_day`) -#}
+{% macro incremental_mart_by_day(day_column='day_epoch') -%}
+    {{ return(adapter.dispatch('incremental_mart_by_day')(day_column)) }}
+{%- endmacro %}
+
+{% macro default__incremental_mart_by_day(day_column) -%}
+    {{ config(
+        materialized='incremental',
+        incremental_strategy=fleetledger_incremental_strategy(),
+        unique_key=day_column,
+        on_schema_change='fail',
+        meta={'to_last_day': true}
+    ) }}
+{%- endmacro %}
+
+{% macro spark__incremental_mart_by_day(day_column) -%}
+    {{ config(
+        materialized='incremental',
+        incremental_strategy=fleetledger_incremental_strategy(),
+        partition_by=[day_column],
+        file_format='parquet',
+        on_schema_change='fail',
+        post_hook="{{ spark_schema_file() }}",
+        meta={'to_last_day': true}
+    ) }}
 {%- endmacro %}

@@ -1,10 +1,17 @@
 -- One row per physical GPU and accounted hour: seconds by state (summing to 3600), telemetry
--- and the GPU's share of its node's cost.
+-- and the GPU's share of its node's cost. Stored by day (macros/incremental.sql,
+-- `incremental_mart_by_day`): a run rewrites the days int_gpu_hour_states recomputed.
+-- (what `gpu_hours_recompute_from` compares: depends_on: {{ ref('int_gpus') }},
+-- {{ ref('int_gpu_hour_reports') }}, {{ ref('int_gpu_hour_gaps') }}, {{ ref('int_node_hour_costs') }})
+{{ incremental_mart_by_day() }}
+{%- set recompute_from = gpu_hours_recompute_from() %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 states as (
 
     select * from {{ ref('int_gpu_hour_states') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
@@ -28,7 +35,8 @@ final as (
         cost,
         list_cost,
         provider,
-        site
+        site,
+        day_epoch
     from states
 
 )

@@ -9,11 +9,20 @@
 --     failure signal explains (the node was not observed: also unobserved, and a telemetry gap).
 -- then summed over the GPU's units of that hour (its MIG layout then) weighted by their fraction
 -- of the GPU.
+-- Stored by day (macros/incremental.sql): a run recomputes every day from the first of its range
+-- on, like int_gpu_units, and from the first earlier day whose failure signals or node costs
+-- changed since the last build (`gpu_hours_recompute_from`: a restated billing period, a node
+-- event reported later), or every day when the GPUs changed.
+-- (what `gpu_hours_recompute_from` compares: depends_on: {{ ref('int_gpu_hour_reports') }})
+{{ incremental_by_day(to_last_day=true) }}
+{%- set recompute_from = gpu_hours_recompute_from() %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 units as (
 
     select * from {{ ref('int_gpu_units') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
@@ -26,18 +35,21 @@ gpus as (
 hours as (
 
     select * from {{ ref('int_hours') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
 telemetry as (
 
     select * from {{ ref('int_gpu_hour_telemetry') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
 gaps as (
 
     select * from {{ ref('int_gpu_hour_gaps') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
@@ -52,6 +64,7 @@ held as (
         sum(busy_seconds - unobserved_seconds + allocated_idle_seconds) as held_covered_ok_seconds,
         sum(unobserved_seconds) as unobserved_seconds
     from {{ ref('int_run_gpu_hours') }}
+    where hour_epoch >= {{ from_hour }}
     group by gpu_uuid, mig_instance, hour_epoch
 
 ),
@@ -160,6 +173,7 @@ device_telemetry as (
 node_costs as (
 
     select * from {{ ref('int_node_hour_costs') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 

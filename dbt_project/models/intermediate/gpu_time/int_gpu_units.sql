@@ -7,6 +7,14 @@
 -- last hour it reported in (before its first report: that of its first). A GPU that never
 -- reported, or only without instances, is one whole unit throughout. A GPU has units only in the
 -- hours it held its slot (int_gpus' tenure: a replaced board until its successor's first report).
+-- Stored by day (macros/incremental.sql): since an hour without a report keeps the layout of the
+-- GPU's last report however many days before, a run recomputes every day from the first of its
+-- range on, carrying in each GPU's last report before it; it recomputes every day when the GPUs
+-- changed since the last build (`gpu_units_recompute_from`: a new or replaced board, a first
+-- report reach back before the range).
+{{ incremental_by_day(to_last_day=true) }}
+{%- set recompute_from = gpu_units_recompute_from() %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 gpus as (
@@ -18,6 +26,7 @@ gpus as (
 hours as (
 
     select hour_epoch from {{ ref('int_hours') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
@@ -32,16 +41,38 @@ gpu_hours as (
 
 ),
 
+all_reports as (
+
+    select gpu_uuid, hour_epoch, mig_instance, mig_profile
+    from {{ ref('int_gpu_hour_reports') }}
+
+),
+
+carried_hours as (
+
+    -- each GPU's last reported hour before the recomputed hours: the layout they start with
+    -- (none on a full build)
+    select gpu_uuid, max(hour_epoch) as hour_epoch
+    from all_reports
+    where hour_epoch < {{ from_hour }}
+    group by gpu_uuid
+
+),
+
 reports as (
 
     -- the instances each GPU reported in each hour ('' alone: the whole GPU)
     select
-        gpu_uuid,
-        hour_epoch as layout_hour,
-        mig_instance,
-        max(mig_profile) as mig_profile
-    from {{ ref('int_gpu_hour_reports') }}
-    group by gpu_uuid, hour_epoch, mig_instance
+        all_reports.gpu_uuid,
+        all_reports.hour_epoch as layout_hour,
+        all_reports.mig_instance,
+        max(all_reports.mig_profile) as mig_profile
+    from all_reports
+    left join carried_hours
+        on carried_hours.gpu_uuid = all_reports.gpu_uuid
+        and carried_hours.hour_epoch = all_reports.hour_epoch
+    where all_reports.hour_epoch >= {{ from_hour }} or carried_hours.gpu_uuid is not null
+    group by all_reports.gpu_uuid, all_reports.hour_epoch, all_reports.mig_instance
 
 ),
 
@@ -146,11 +177,18 @@ whole as (
 
 ),
 
-final as (
+units as (
 
     select * from instances
     union all
     select * from whole where unit_fraction > 0.000001
+
+),
+
+final as (
+
+    select units.*, floor(units.hour_epoch / 86400) * 86400 as day_epoch
+    from units
 
 )
 
