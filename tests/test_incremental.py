@@ -423,6 +423,15 @@ def test_a_runs_data_tests_read_the_days_it_recomputed(history: dict) -> None:
         f"sampled_at < cast('{_day(7)} 00:00:00' as timestamp)"
     ) in day6[landed][1]
     assert f"day_epoch >= {_epoch(_day(5))} and day_epoch < {_epoch(_day(7))}" in day6[day_model][1]
-    for name in (landed, day_model):
+    # the GPU-hour states and their mart recomputed from day 1 (the restated costs): their
+    # tests read from day 1 on; the units from day 6 on
+    states = next(k for k in day6 if k.startswith("unique_combination_int_gpu_hour_states_"))
+    mart = next(k for k in day6 if k.startswith("unique_combination_fct_gpu_hours_"))
+    units = next(k for k in day6 if k.startswith("unique_combination_int_gpu_units_"))
+    assert day6[states][0] == day6[mart][0] == day6[units][0] == "pass"
+    assert f"(day_epoch >= {_epoch(_day(1))})" in day6[states][1]
+    assert f"(day_epoch >= {_epoch(_day(1))})" in day6[mart][1]
+    assert f"(day_epoch >= {_epoch(_day(6))})" in day6[units][1]
+    for name in (landed, day_model, states, mart, units):
         assert full[name][0] == "pass"
         assert "dbt_subquery" not in full[name][1], name

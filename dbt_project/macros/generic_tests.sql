@@ -164,7 +164,8 @@
     unique, accepted_values, relationships) is this macro's output. On top of a test's `where`
     config, a test of a day model (`meta.day_model`, set by incremental_by_day()) reads only
     the days the run recomputed, and the day before them (the most any day model rewrites
-    before its range; a model stored `to_last_day`: every day from there on); a test of a
+    before its range; a model stored `to_last_day`: every day from the one it recomputed
+    from); a test of a
     model with `meta.test_days_timestamp: <column>` (the
     sample-level staging views over the landing zone) reads only the rows whose timestamp lies
     in those days. The other days' rows are those an earlier run built and tested: a run
@@ -186,8 +187,17 @@
         {%- set first = modules.datetime.date.fromisoformat(start[:10]) - one_day -%}
         {%- set after = modules.datetime.date.fromisoformat(end[:10]) + one_day -%}
         {%- if meta.get('to_last_day') -%}
+            {#- the days from the one the model recomputed from (macros/incremental.sql; its
+                inputs' copies of the last build are still those it compared with: they are
+                rebuilt after it); every row when it recomputed every day -#}
             {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
-            {%- do conditions.append('(day_epoch >= ' ~ (first - epoch).days * 86400 ~ ')') -%}
+            {%- set range_start = (first + one_day - epoch).days * 86400 -%}
+            {%- set recomputed_from = {
+                'gpu_units': gpu_units_recompute_from, 'gpu_hours': gpu_hours_recompute_from
+            }[meta['to_last_day']](range_start) -%}
+            {%- if recomputed_from is not none -%}
+                {%- do conditions.append('(day_epoch >= ' ~ recomputed_from ~ ')') -%}
+            {%- endif -%}
         {%- elif meta.get('day_model') -%}
             {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
             {%- do conditions.append(

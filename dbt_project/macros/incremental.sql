@@ -13,10 +13,11 @@
     `meta.days_before`, which the tests read (tests/spark/test_spark_marts.py), and the model
     passes the same number to the range macros below.
 
-    `to_last_day`: the model rewrites every day from the first of the range on, not the range
-    only (a day's rows carry something from the days before it however far back, as an
-    hour without a MIG report keeps the last report's layout: int_gpu_units). Its tests then
-    read those days too (`meta.to_last_day`, macros/generic_tests.sql). -#}
+    `to_last_day`: the model rewrites every day from a first day on, not the range only (a
+    day's rows carry something from the days before it however far back, as an hour without a
+    MIG report keeps the last report's layout: int_gpu_units): 'gpu_units' or 'gpu_hours',
+    whose `<name>_recompute_from()` macro below says that first day. Its tests then read those
+    days (`meta.to_last_day`, macros/generic_tests.sql). -#}
 
 {% macro incremental_by_day(day_column='day_epoch', days_before=0, to_last_day=false) -%}
     {{ return(adapter.dispatch('incremental_by_day')(day_column, days_before, to_last_day)) }}
@@ -182,11 +183,16 @@
     which a run does not change; the model int_gpu_unit_inputs keeps those of the last build
     (`gpu_unit_inputs()`), and any difference with this run's (a new or replaced board, a slot
     reporting for the first time) recomputes every hour. None on a full build, without a range,
-    while dbt parses, and when no earlier build left int_gpu_unit_inputs. The GPU-hour states
+    while dbt parses, and when no earlier build left int_gpu_unit_inputs. `range_start`: the
+    first recomputed day's midnight (a test of the model passes it: macros/generic_tests.sql). The GPU-hour states
     (`gpu_hours_recompute_from`) start from it too, so int_gpu_unit_inputs is rebuilt after them. -#}
-{% macro gpu_units_recompute_from() -%}
-    {%- set days = recompute_range() -%}
-    {%- if days is none or not execute -%}{{ return(none) }}{%- endif -%}
+{% macro gpu_units_recompute_from(range_start=none) -%}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- if range_start is none -%}
+        {%- set days = recompute_range() -%}
+        {%- if days is none -%}{{ return(none) }}{%- endif -%}
+        {%- set range_start = days[0] -%}
+    {%- endif -%}
     {%- set built = built_relation('int_gpu_unit_inputs') -%}
     {%- if built is none -%}{{ return(none) }}{%- endif -%}
     {%- set changed = run_query(
@@ -194,7 +200,7 @@
         ~ 'select * from ' ~ built ~ ') union all (select * from ' ~ built ~ ' except '
         ~ 'select * from (' ~ gpu_unit_inputs() ~ ') as now_inputs)) as differences'
     ).columns[0].values()[0] | int -%}
-    {{ return(none if changed > 0 else days[0]) }}
+    {{ return(none if changed > 0 else range_start) }}
 {%- endmacro %}
 
 {#- What int_gpu_units' rows before a run's range depend on, besides the reports before it:
@@ -207,10 +213,10 @@
         gpus.tenure_from,
         gpus.tenure_to,
         firsts.first_report_hour
-    from {{ ref('int_gpus') }} as gpus
+    from {{ model_relation('int_gpus') }} as gpus
     left join (
         select gpu_uuid, min(hour_epoch) as first_report_hour
-        from {{ ref('int_gpu_hour_reports') }}
+        from {{ model_relation('int_gpu_hour_reports') }}
         group by gpu_uuid
     ) as firsts
         on firsts.gpu_uuid = gpus.gpu_uuid
@@ -233,8 +239,8 @@
     redelivers every day). int_gpu_hour_state_inputs keeps those of the last build
     (`gpu_hour_state_inputs()`, rounded to 1e-6); the states recompute from the first day where
     this run's differ, when that is before the range. -#}
-{% macro gpu_hours_recompute_from() -%}
-    {%- set units_from = gpu_units_recompute_from() -%}
+{% macro gpu_hours_recompute_from(range_start=none) -%}
+    {%- set units_from = gpu_units_recompute_from(range_start) -%}
     {%- if units_from is none -%}{{ return(none) }}{%- endif -%}
     {%- set built = built_relation('int_gpu_hour_state_inputs') -%}
     {%- if built is none -%}{{ return(none) }}{%- endif -%}
@@ -261,7 +267,7 @@
         hour_epoch,
         round(unheld_signalled_seconds, 6) as amount,
         cast(null as double) as other_amount
-    from {{ ref('int_gpu_hour_gaps') }}
+    from {{ model_relation('int_gpu_hour_gaps') }}
     union all
     select
         'node_cost' as input,
@@ -270,27 +276,27 @@
         hour_epoch,
         round(cost, 6) as amount,
         round(list_cost, 6) as other_amount
-    from {{ ref('int_node_hour_costs') }}
+    from {{ model_relation('int_node_hour_costs') }}
 {%- endmacro %}
 
 {#- An incremental mart stored by day (fct_gpu_hours): like a day model's config, but the mart
-    stays in the build warehouse the publish step copies, and its tests read every day from the
-    day before the run's range on (`meta.to_last_day`) -#}
-{% macro incremental_mart_by_day(day_column='day_epoch') -%}
-    {{ return(adapter.dispatch('incremental_mart_by_day')(day_column)) }}
+    stays in the build warehouse the publish step copies; its tests read the days it rewrote
+    (`meta.to_last_day`) -#}
+{% macro incremental_mart_by_day(day_column='day_epoch', to_last_day='gpu_hours') -%}
+    {{ return(adapter.dispatch('incremental_mart_by_day')(day_column, to_last_day)) }}
 {%- endmacro %}
 
-{% macro default__incremental_mart_by_day(day_column) -%}
+{% macro default__incremental_mart_by_day(day_column, to_last_day) -%}
     {{ config(
         materialized='incremental',
         incremental_strategy=fleetledger_incremental_strategy(),
         unique_key=day_column,
         on_schema_change='fail',
-        meta={'to_last_day': true}
+        meta={'to_last_day': to_last_day}
     ) }}
 {%- endmacro %}
 
-{% macro spark__incremental_mart_by_day(day_column) -%}
+{% macro spark__incremental_mart_by_day(day_column, to_last_day) -%}
     {{ config(
         materialized='incremental',
         incremental_strategy=fleetledger_incremental_strategy(),
@@ -298,6 +304,15 @@
         file_format='parquet',
         on_schema_change='fail',
         post_hook="{{ spark_schema_file() }}",
-        meta={'to_last_day': true}
+        meta={'to_last_day': to_last_day}
     ) }}
+{%- endmacro %}
+
+{#- A model of this project as a relation, for a macro a data test also calls (a test's SQL
+    may not ref a model its node does not depend on): `ref()` while dbt parses (the calling
+    model depends on it), the relation of its node when it executes -#}
+{% macro model_relation(name) -%}
+    {%- if not execute -%}{{ return(ref(name)) }}{%- endif -%}
+    {%- set node = graph.nodes['model.' ~ project_name ~ '.' ~ name] -%}
+    {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) }}
 {%- endmacro %}

@@ -36,7 +36,8 @@ final as (
         list_cost,
         provider,
         site,
-        day_epoch
+        -- whole seconds on every engine (a Spark partition value, a DuckDB key alike)
+        cast(day_epoch as bigint) as day_epoch
     from states
 
 )

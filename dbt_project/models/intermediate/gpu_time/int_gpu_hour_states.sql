@@ -14,7 +14,7 @@
 -- changed since the last build (`gpu_hours_recompute_from`: a restated billing period, a node
 -- event reported later), or every day when the GPUs changed.
 -- (what `gpu_hours_recompute_from` compares: depends_on: {{ ref('int_gpu_hour_reports') }})
-{{ incremental_by_day(to_last_day=true) }}
+{{ incremental_by_day(to_last_day='gpu_hours') }}
 {%- set recompute_from = gpu_hours_recompute_from() %}
 {%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with

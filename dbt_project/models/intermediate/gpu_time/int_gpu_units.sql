@@ -12,7 +12,7 @@
 -- range on, carrying in each GPU's last report before it; it recomputes every day when the GPUs
 -- changed since the last build (`gpu_units_recompute_from`: a new or replaced board, a first
 -- report reach back before the range).
-{{ incremental_by_day(to_last_day=true) }}
+{{ incremental_by_day(to_last_day='gpu_units') }}
 {%- set recompute_from = gpu_units_recompute_from() %}
 {%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
