@@ -239,6 +239,22 @@ def _change_a_gpus_first_report(home: Path) -> None:
         con.close()
 
 
+def _recomputed_from(home: Path) -> dict[str, tuple[int | None, str]]:
+    """The first hour each GPU-hour chain recomputed in the home's last build, and why (the
+    one-row models int_gpu_units_recompute_from, int_gpu_hour_states_recompute_from)."""
+    con = duckdb.connect(str(build_path(home)), read_only=True)
+    try:
+        out = {}
+        for name in ("units", "states"):
+            table = f"int_gpu_{'units' if name == 'units' else 'hour_states'}_recompute_from"
+            row = con.execute(f"select from_hour, reason from intermediate.{table}").fetchone()
+            assert row is not None
+            out[name] = (None if row[0] is None else int(row[0]), str(row[1]))
+        return out
+    finally:
+        con.close()
+
+
 def _compiled_tests(home: Path) -> dict[str, tuple[str, str]]:
     """The data tests of the home's last dbt build: test name -> (status, compiled SQL)."""
     runs = [p for p in (home / "build" / "dbt").iterdir() if (p / "run_results.json").is_file()]
@@ -276,6 +292,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["units_day_6"] = _compiled_model(home, "int_gpu_units")
     out["states_day_6"] = _compiled_model(home, "int_gpu_hour_states")
     out["fct_day_6"] = _compiled_model(home, "fct_gpu_hours")
+    out["from_day_6"] = _recomputed_from(home)
     out["still_marked"] = _marked(home, 1, 5)
     out["spend_1_5_after"] = _aws_spend(published_path(home), 1, 5)
     _unmark(home)
@@ -285,11 +302,13 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
         out["results"][n] = _run(home, n)
         out[f"units_day_{n}"] = _compiled_model(home, "int_gpu_units")
         out[f"states_day_{n}"] = _compiled_model(home, "int_gpu_hour_states")
+        out[f"from_day_{n}"] = _recomputed_from(home)
     out["daily"] = _marts(published_path(home))
     assert _mark(home, 3)["int_sample_pieces"][3] > 0
     out["results"]["full"] = _run(home, 1, DAYS, full_refresh=True)
     out["tests_full"] = _compiled_tests(home)
     out["units_full"] = _compiled_model(home, "int_gpu_units")
+    out["from_full"] = _recomputed_from(home)
     out["marked_after_full"] = _marked(home, 3)
     out["full"] = _marts(published_path(home))
     # the day models' file damaged (a full disk, a bad copy): the next run moves it aside,
@@ -358,7 +377,7 @@ def test_the_day_6_run_recomputed_day_6_only(history: dict) -> None:
 
 def test_gpu_units_recompute_from_the_range_on_unless_the_gpus_changed(history: dict) -> None:
     # an hour without a MIG report carries the last report's layout, so int_gpu_units rewrites
-    # every day from the first of the range on (macros/incremental.sql, gpu_units_recompute_from)
+    # every day from the first of the range on (int_gpu_units_recompute_from)
     assert f"where hour_epoch >= {_epoch(_day(6))}" in history["units_day_6"]
     assert f"where hour_epoch >= {_epoch(_day(9))}" in history["units_day_9"]
     # the GPUs it was built with changed before day 8's run: that run rewrote every day
@@ -368,13 +387,25 @@ def test_gpu_units_recompute_from_the_range_on_unless_the_gpus_changed(history: 
 
 def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(history: dict) -> None:
     # the day-6 CUR redelivery restated the node costs of days 1-5: the states (and the mart)
-    # recomputed from day 1 (macros/incremental.sql, gpu_hours_recompute_from)
+    # recomputed from day 1 (int_gpu_hour_states_recompute_from)
     assert f"where hour_epoch >= {_epoch(_day(1))}" in history["states_day_6"]
     assert f"where hour_epoch >= {_epoch(_day(1))}" in history["fct_day_6"]
     # day 9: nothing before it changed, the day alone
     assert f"where hour_epoch >= {_epoch(_day(9))}" in history["states_day_9"]
     # day 8: the GPUs changed (see above), every day
     assert "where hour_epoch >= -1e+18" in history["states_day_8"]
+    # and the one-row models say where each run started, and why
+    assert history["from_day_6"] == {
+        "units": (_epoch(_day(6)), "range"),
+        "states": (_epoch(_day(1)), "costs or failure signals changed"),
+    }
+    changed = (None, "gpus changed")
+    assert history["from_day_8"] == {"units": changed, "states": changed}
+    assert history["from_day_9"] == {
+        "units": (_epoch(_day(9)), "range"),
+        "states": (_epoch(_day(9)), "range"),
+    }
+    assert history["from_full"] == {"units": (None, "full build"), "states": (None, "full build")}
 
 
 def test_the_day_6_redelivery_restated_the_costs_of_days_1_to_5(history: dict) -> None:
@@ -423,11 +454,14 @@ def test_a_runs_data_tests_read_the_days_it_recomputed(history: dict) -> None:
         f"sampled_at < cast('{_day(7)} 00:00:00' as timestamp)"
     ) in day6[landed][1]
     assert f"day_epoch >= {_epoch(_day(5))} and day_epoch < {_epoch(_day(7))}" in day6[day_model][1]
+
     # the GPU-hour states and their mart recomputed from day 1 (the restated costs): their
     # tests read from day 1 on; the units from day 6 on
-    states = next(k for k in day6 if k.startswith("unique_combination_int_gpu_hour_states_"))
-    mart = next(k for k in day6 if k.startswith("unique_combination_fct_gpu_hours_"))
-    units = next(k for k in day6 if k.startswith("unique_combination_int_gpu_units_"))
+    def grain_test(model: str) -> str:
+        return next(k for k in day6 if k.startswith(f"unique_combination_{model}_gpu_uuid_"))
+
+    states, mart = grain_test("int_gpu_hour_states"), grain_test("fct_gpu_hours")
+    units = grain_test("int_gpu_units")
     assert day6[states][0] == day6[mart][0] == day6[units][0] == "pass"
     assert f"(day_epoch >= {_epoch(_day(1))})" in day6[states][1]
     assert f"(day_epoch >= {_epoch(_day(1))})" in day6[mart][1]

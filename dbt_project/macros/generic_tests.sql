@@ -187,14 +187,9 @@
         {%- set first = modules.datetime.date.fromisoformat(start[:10]) - one_day -%}
         {%- set after = modules.datetime.date.fromisoformat(end[:10]) + one_day -%}
         {%- if meta.get('to_last_day') -%}
-            {#- the days from the one the model recomputed from (macros/incremental.sql; its
-                inputs' copies of the last build are still those it compared with: they are
-                rebuilt after it); every row when it recomputed every day -#}
-            {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
-            {%- set range_start = (first + one_day - epoch).days * 86400 -%}
-            {%- set recomputed_from = {
-                'gpu_units': gpu_units_recompute_from, 'gpu_hours': gpu_hours_recompute_from
-            }[meta['to_last_day']](range_start) -%}
+            {#- the days from the one the model recomputed from (the one-row model that chose
+                it, macros/incremental.sql); every row when it recomputed every day -#}
+            {%- set recomputed_from = recompute_from_hour(meta['to_last_day']) -%}
             {%- if recomputed_from is not none -%}
                 {%- do conditions.append('(day_epoch >= ' ~ recomputed_from ~ ')') -%}
             {%- endif -%}

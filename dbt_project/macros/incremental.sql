@@ -15,9 +15,9 @@
 
     `to_last_day`: the model rewrites every day from a first day on, not the range only (a
     day's rows carry something from the days before it however far back, as an hour without a
-    MIG report keeps the last report's layout: int_gpu_units): 'gpu_units' or 'gpu_hours',
-    whose `<name>_recompute_from()` macro below says that first day. Its tests then read those
-    days (`meta.to_last_day`, macros/generic_tests.sql). -#}
+    MIG report keeps the last report's layout: int_gpu_units): the name of the one-row model
+    that chose that day (`from_hour`, `reason`). Its tests then read those days
+    (`meta.to_last_day`, macros/generic_tests.sql). -#}
 
 {% macro incremental_by_day(day_column='day_epoch', days_before=0, to_last_day=false) -%}
     {{ return(adapter.dispatch('incremental_by_day')(day_column, days_before, to_last_day)) }}
@@ -176,31 +176,24 @@
     where newest_first = 1
 {%- endmacro %}
 
-{#- The first hour (epoch seconds) int_gpu_units recomputes, or none when it recomputes every
-    hour: the first day of the run's range, unless the GPUs it was last built with changed. Its
-    rows before the range depend on the GPUs' slots and tenures (int_gpus) and on each GPU's
-    first report (the hours before it take its layout), besides the reports before the range,
-    which a run does not change; the model int_gpu_unit_inputs keeps those of the last build
-    (`gpu_unit_inputs()`), and any difference with this run's (a new or replaced board, a slot
-    reporting for the first time) recomputes every hour. None on a full build, without a range,
-    while dbt parses, and when no earlier build left int_gpu_unit_inputs. `range_start`: the
-    first recomputed day's midnight (a test of the model passes it: macros/generic_tests.sql). The GPU-hour states
-    (`gpu_hours_recompute_from`) start from it too, so int_gpu_unit_inputs is rebuilt after them. -#}
-{% macro gpu_units_recompute_from(range_start=none) -%}
-    {%- if not execute -%}{{ return(none) }}{%- endif -%}
-    {%- if range_start is none -%}
-        {%- set days = recompute_range() -%}
-        {%- if days is none -%}{{ return(none) }}{%- endif -%}
-        {%- set range_start = days[0] -%}
-    {%- endif -%}
-    {%- set built = built_relation('int_gpu_unit_inputs') -%}
-    {%- if built is none -%}{{ return(none) }}{%- endif -%}
-    {%- set changed = run_query(
-        'select count(*) from ((select * from (' ~ gpu_unit_inputs() ~ ') as now_inputs except '
-        ~ 'select * from ' ~ built ~ ') union all (select * from ' ~ built ~ ' except '
-        ~ 'select * from (' ~ gpu_unit_inputs() ~ ') as now_inputs)) as differences'
-    ).columns[0].values()[0] | int -%}
-    {{ return(none if changed > 0 else range_start) }}
+{#- The first day of the run's range (epoch seconds of its midnight), or none on a full build,
+    without a range (dbt by hand) and while dbt parses: what the models stored from a first day on
+    start from unless their inputs say earlier (int_gpu_units_recompute_from) -#}
+{% macro run_range_start() -%}
+    {%- set start = run_env('FLEETLEDGER_RECOMPUTE_START') -%}
+    {%- if not execute or flags.FULL_REFRESH or start == '' -%}{{ return(none) }}{%- endif -%}
+    {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
+    {{ return((modules.datetime.date.fromisoformat(start[:10]) - epoch).days * 86400) }}
+{%- endmacro %}
+
+{#- The first hour a model stored from a first day on recomputes (epoch seconds), read from the
+    one-row model that chose it (`from_model`: int_gpu_units_recompute_from or
+    int_gpu_hour_states_recompute_from, built before the model and its tests); none for every
+    hour: on a full build, while dbt parses, and when the model itself is built whole -#}
+{% macro recompute_from_hour(from_model, incremental=true) -%}
+    {%- if not execute or not incremental -%}{{ return(none) }}{%- endif -%}
+    {%- set value = run_query('select from_hour from ' ~ model_relation(from_model)).columns[0].values()[0] -%}
+    {{ return(none if value is none else (value | int)) }}
 {%- endmacro %}
 
 {#- What int_gpu_units' rows before a run's range depend on, besides the reports before it:
@@ -230,32 +223,6 @@
     {{ return(adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias)) }}
 {%- endmacro %}
 
-{#- The first hour (epoch seconds) the GPU-hour states (int_gpu_hour_states, fct_gpu_hours)
-    recompute, or none for every hour. A state-hour reads its day of the day models, its unit
-    layout (`gpu_units_recompute_from`: from the range on, or every hour) and two full tables
-    whose hours before the range a run can change: the unobserved time's failure signals
-    (int_gpu_hour_gaps: a scheduler node event reported later, a run's holdings) and the nodes'
-    costs (int_node_hour_costs: a restated billing period, such as the open month a CUR
-    redelivers every day). int_gpu_hour_state_inputs keeps those of the last build
-    (`gpu_hour_state_inputs()`, rounded to 1e-6); the states recompute from the first day where
-    this run's differ, when that is before the range. -#}
-{% macro gpu_hours_recompute_from(range_start=none) -%}
-    {%- set units_from = gpu_units_recompute_from(range_start) -%}
-    {%- if units_from is none -%}{{ return(none) }}{%- endif -%}
-    {%- set built = built_relation('int_gpu_hour_state_inputs') -%}
-    {%- if built is none -%}{{ return(none) }}{%- endif -%}
-    {%- set now = '(select * from (' ~ gpu_hour_state_inputs() ~ ') as now_all where hour_epoch < '
-        ~ units_from ~ ')' -%}
-    {%- set before = '(select * from ' ~ built ~ ' where hour_epoch < ' ~ units_from ~ ')' -%}
-    {%- set first = run_query(
-        'select min(hour_epoch) from ((select * from ' ~ now ~ ' as now_inputs except select * from '
-        ~ before ~ ' as built_inputs) union all (select * from ' ~ before ~ ' as built_inputs '
-        ~ 'except select * from ' ~ now ~ ' as now_inputs)) as differences'
-    ).columns[0].values()[0] -%}
-    {%- if first is none -%}{{ return(units_from) }}{%- endif -%}
-    {{ return(((first | int) // 86400) * 86400) }}
-{%- endmacro %}
-
 {#- What a GPU-hour state reads from full tables, per hour: the unheld seconds with a failure
     signal of each GPU unit (int_gpu_hour_gaps) and each node's cost and list cost
     (int_node_hour_costs), rounded to 1e-6 (sums in another order differ in the last bits) -#}
@@ -282,7 +249,7 @@
 {#- An incremental mart stored by day (fct_gpu_hours): like a day model's config, but the mart
     stays in the build warehouse the publish step copies; its tests read the days it rewrote
     (`meta.to_last_day`) -#}
-{% macro incremental_mart_by_day(day_column='day_epoch', to_last_day='gpu_hours') -%}
+{% macro incremental_mart_by_day(day_column='day_epoch', to_last_day='int_gpu_hour_states_recompute_from') -%}
     {{ return(adapter.dispatch('incremental_mart_by_day')(day_column, to_last_day)) }}
 {%- endmacro %}
 

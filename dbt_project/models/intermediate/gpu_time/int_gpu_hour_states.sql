@@ -11,11 +11,11 @@
 -- of the GPU.
 -- Stored by day (macros/incremental.sql): a run recomputes every day from the first of its range
 -- on, like int_gpu_units, and from the first earlier day whose failure signals or node costs
--- changed since the last build (`gpu_hours_recompute_from`: a restated billing period, a node
+-- changed since the last build (int_gpu_hour_states_recompute_from: a restated billing period, a node
 -- event reported later), or every day when the GPUs changed.
--- (what `gpu_hours_recompute_from` compares: depends_on: {{ ref('int_gpu_hour_reports') }})
-{{ incremental_by_day(to_last_day='gpu_hours') }}
-{%- set recompute_from = gpu_hours_recompute_from() %}
+-- (the first hour: {{ ref('int_gpu_hour_states_recompute_from') }})
+{{ incremental_by_day(to_last_day='int_gpu_hour_states_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_gpu_hour_states_recompute_from', is_incremental()) %}
 {%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 

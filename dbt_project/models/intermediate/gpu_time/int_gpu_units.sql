@@ -10,10 +10,11 @@
 -- Stored by day (macros/incremental.sql): since an hour without a report keeps the layout of the
 -- GPU's last report however many days before, a run recomputes every day from the first of its
 -- range on, carrying in each GPU's last report before it; it recomputes every day when the GPUs
--- changed since the last build (`gpu_units_recompute_from`: a new or replaced board, a first
+-- changed since the last build (int_gpu_units_recompute_from: a new or replaced board, a first
 -- report reach back before the range).
-{{ incremental_by_day(to_last_day='gpu_units') }}
-{%- set recompute_from = gpu_units_recompute_from() %}
+-- (the first hour: {{ ref('int_gpu_units_recompute_from') }})
+{{ incremental_by_day(to_last_day='int_gpu_units_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_gpu_units_recompute_from', is_incremental()) %}
 {%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
