@@ -20,17 +20,20 @@
     (`meta.to_last_day`, macros/generic_tests.sql). -#}
 
 {% macro incremental_by_day(day_column='day_epoch', days_before=0, to_last_day=false) -%}
-    {{ return(adapter.dispatch('incremental_by_day')(day_column, days_before, to_last_day)) }}
+    {%- set meta = {'day_model': true, 'days_before': days_before, 'to_last_day': to_last_day} -%}
+    {{ return(adapter.dispatch('stored_by_day')(day_column, meta, in_history=true)) }}
 {%- endmacro %}
 
-{% macro default__incremental_by_day(day_column, days_before, to_last_day) -%}
+{#- The config of a model stored by day, per engine: a day model (`in_history`: on DuckDB in
+    the day models' own file) or a mart stored by day (incremental_mart_by_day, below) -#}
+{% macro default__stored_by_day(day_column, meta, in_history) -%}
+    {%- if in_history -%}{{ config(database=history_database()) }}{%- endif -%}
     {{ config(
         materialized='incremental',
-        database=history_database(),
         incremental_strategy=fleetledger_incremental_strategy(),
         unique_key=day_column,
         on_schema_change='fail',
-        meta={'day_model': true, 'days_before': days_before, 'to_last_day': to_last_day}
+        meta=meta
     ) }}
 {%- endmacro %}
 
@@ -42,8 +45,8 @@
 {% macro history_database() -%}history{%- endmacro %}
 
 {#- Spark overwrites the recomputed day partitions (partitionOverwriteMode=dynamic, set in the
-    spark profile) -#}
-{% macro spark__incremental_by_day(day_column, days_before, to_last_day) -%}
+    spark profile), day models and marts alike (one Spark warehouse) -#}
+{% macro spark__stored_by_day(day_column, meta, in_history) -%}
     {{ config(
         materialized='incremental',
         incremental_strategy=fleetledger_incremental_strategy(),
@@ -51,7 +54,7 @@
         file_format='parquet',
         on_schema_change='fail',
         post_hook="{{ spark_schema_file() }}",
-        meta={'day_model': true, 'days_before': days_before, 'to_last_day': to_last_day}
+        meta=meta
     ) }}
 {%- endmacro %}
 
@@ -218,9 +221,10 @@
 {#- A model an earlier build of this project left, as a relation (none if there is none): what
     a model compares its inputs with without depending on it (it is built after the model) -#}
 {% macro built_relation(name) -%}
-    {%- set node = graph.nodes.get('model.' ~ project_name ~ '.' ~ name) -%}
-    {%- if node is none -%}{{ return(none) }}{%- endif -%}
-    {{ return(adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias)) }}
+    {%- set relation = model_relation(name) -%}
+    {{ return(adapter.get_relation(
+        database=relation.database, schema=relation.schema, identifier=relation.identifier
+    )) }}
 {%- endmacro %}
 
 {#- What a GPU-hour state reads from full tables, per hour: the unheld seconds with a failure
@@ -250,29 +254,7 @@
     stays in the build warehouse the publish step copies; its tests read the days it rewrote
     (`meta.to_last_day`) -#}
 {% macro incremental_mart_by_day(day_column='day_epoch', to_last_day='int_gpu_hour_states_recompute_from') -%}
-    {{ return(adapter.dispatch('incremental_mart_by_day')(day_column, to_last_day)) }}
-{%- endmacro %}
-
-{% macro default__incremental_mart_by_day(day_column, to_last_day) -%}
-    {{ config(
-        materialized='incremental',
-        incremental_strategy=fleetledger_incremental_strategy(),
-        unique_key=day_column,
-        on_schema_change='fail',
-        meta={'to_last_day': to_last_day}
-    ) }}
-{%- endmacro %}
-
-{% macro spark__incremental_mart_by_day(day_column, to_last_day) -%}
-    {{ config(
-        materialized='incremental',
-        incremental_strategy=fleetledger_incremental_strategy(),
-        partition_by=[day_column],
-        file_format='parquet',
-        on_schema_change='fail',
-        post_hook="{{ spark_schema_file() }}",
-        meta={'to_last_day': to_last_day}
-    ) }}
+    {{ return(adapter.dispatch('stored_by_day')(day_column, {'to_last_day': to_last_day}, in_history=false)) }}
 {%- endmacro %}
 
 {#- A model of this project as a relation, for a macro a data test also calls (a test's SQL
