@@ -292,6 +292,8 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["units_day_6"] = _compiled_model(home, "int_gpu_units")
     out["states_day_6"] = _compiled_model(home, "int_gpu_hour_states")
     out["fct_day_6"] = _compiled_model(home, "fct_gpu_hours")
+    out["run_costs_day_6"] = _compiled_model(home, "int_run_gpu_hour_costs")
+    out["run_fct_day_6"] = _compiled_model(home, "fct_run_gpu_hours")
     out["from_day_6"] = _recomputed_from(home)
     out["still_marked"] = _marked(home, 1, 5)
     out["spend_1_5_after"] = _aws_spend(published_path(home), 1, 5)
@@ -302,6 +304,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
         out["results"][n] = _run(home, n)
         out[f"units_day_{n}"] = _compiled_model(home, "int_gpu_units")
         out[f"states_day_{n}"] = _compiled_model(home, "int_gpu_hour_states")
+        out[f"run_costs_day_{n}"] = _compiled_model(home, "int_run_gpu_hour_costs")
         out[f"from_day_{n}"] = _recomputed_from(home)
     out["daily"] = _marts(published_path(home))
     assert _mark(home, 3)["int_sample_pieces"][3] > 0
@@ -390,10 +393,16 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
     # recomputed from day 1 (int_gpu_hour_states_recompute_from)
     assert f"where hour_epoch >= {_epoch(_day(1))}" in history["states_day_6"]
     assert f"where hour_epoch >= {_epoch(_day(1))}" in history["fct_day_6"]
+    # and so did the runs' GPU-hour costs and their mart (the same choice), from the stored run
+    # GPU-hours of those days
+    assert f"where run_hours.hour_epoch >= {_epoch(_day(1))}" in history["run_costs_day_6"]
+    assert f"where hour_epoch >= {_epoch(_day(1))}" in history["run_fct_day_6"]
     # day 9: nothing before it changed, the day alone
     assert f"where hour_epoch >= {_epoch(_day(9))}" in history["states_day_9"]
+    assert f"where run_hours.hour_epoch >= {_epoch(_day(9))}" in history["run_costs_day_9"]
     # day 8: the GPUs changed (see above), every day
     assert "where hour_epoch >= -1e+18" in history["states_day_8"]
+    assert "where run_hours.hour_epoch >= -1e+18" in history["run_costs_day_8"]
     # and the one-row models say where each run started, and why
     assert history["from_day_6"] == {
         "units": (_epoch(_day(6)), "range"),
@@ -462,10 +471,14 @@ def test_a_runs_data_tests_read_the_days_it_recomputed(history: dict) -> None:
 
     states, mart = grain_test("int_gpu_hour_states"), grain_test("fct_gpu_hours")
     units = grain_test("int_gpu_units")
+    # the runs' GPU-hour costs and their mart, from the same choice
+    run_costs = next(k for k in day6 if k.startswith("unique_combination_int_run_gpu_hour_costs_"))
+    run_mart = next(k for k in day6 if k.startswith("unique_combination_fct_run_gpu_hours_"))
     assert day6[states][0] == day6[mart][0] == day6[units][0] == "pass"
-    assert f"(day_epoch >= {_epoch(_day(1))})" in day6[states][1]
-    assert f"(day_epoch >= {_epoch(_day(1))})" in day6[mart][1]
+    assert day6[run_costs][0] == day6[run_mart][0] == "pass"
+    for name in (states, mart, run_costs, run_mart):
+        assert f"(day_epoch >= {_epoch(_day(1))})" in day6[name][1], name
     assert f"(day_epoch >= {_epoch(_day(6))})" in day6[units][1]
-    for name in (landed, day_model, states, mart, units):
+    for name in (landed, day_model, states, mart, units, run_costs, run_mart):
         assert full[name][0] == "pass"
         assert "dbt_subquery" not in full[name][1], name

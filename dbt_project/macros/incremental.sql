@@ -25,7 +25,8 @@
 {%- endmacro %}
 
 {#- The config of a model stored by day, per engine: a day model (`in_history`: on DuckDB in
-    the day models' own file) or a mart stored by day (incremental_mart_by_day, below) -#}
+    the day models' own file) or a published model stored by day (incremental_published_by_day,
+    below) -#}
 {% macro default__stored_by_day(day_column, meta, in_history) -%}
     {%- if in_history -%}{{ config(database=history_database()) }}{%- endif -%}
     {{ config(
@@ -227,9 +228,11 @@
     )) }}
 {%- endmacro %}
 
-{#- What a GPU-hour state reads from full tables, per hour: the unheld seconds with a failure
-    signal of each GPU unit (int_gpu_hour_gaps) and each node's cost and list cost
-    (int_node_hour_costs), rounded to 1e-6 (sums in another order differ in the last bits) -#}
+{#- What a GPU-hour state (and a run's GPU-hour cost) reads from full tables, per hour: the
+    unheld seconds with a failure signal of each GPU unit (int_gpu_hour_gaps) and each node's
+    cost, list cost, energy cost and metered energy (int_node_hour_costs; the energy prices a
+    run's measured watt-hours in int_run_gpu_hour_costs), rounded to 1e-6 (sums in another
+    order differ in the last bits) -#}
 {% macro gpu_hour_state_inputs() -%}
     select
         'gap' as input,
@@ -248,12 +251,23 @@
         round(cost, 6) as amount,
         round(list_cost, 6) as other_amount
     from {{ model_relation('int_node_hour_costs') }}
+    union all
+    select
+        'node_energy' as input,
+        host as subject,
+        '' as mig_instance,
+        hour_epoch,
+        round(energy_cost, 6) as amount,
+        round(energy_kwh, 6) as other_amount
+    from {{ model_relation('int_node_hour_costs') }}
 {%- endmacro %}
 
-{#- An incremental mart stored by day (fct_gpu_hours): like a day model's config, but the mart
-    stays in the build warehouse the publish step copies; its tests read the days it rewrote
-    (`meta.to_last_day`) -#}
-{% macro incremental_mart_by_day(day_column='day_epoch', to_last_day='int_gpu_hour_states_recompute_from') -%}
+{#- A published model stored by day (the marts fct_gpu_hours and fct_run_gpu_hours, and
+    int_run_gpu_hour_costs, which the alerts read from the published snapshot): like a day
+    model's config, but the model stays in the build warehouse the publish step copies; a run
+    rewrites the days from the first hour `to_last_day` chose on, and the model's tests read
+    those days (`meta.to_last_day`) -#}
+{% macro incremental_published_by_day(day_column='day_epoch', to_last_day='int_gpu_hour_states_recompute_from') -%}
     {{ return(adapter.dispatch('stored_by_day')(day_column, {'to_last_day': to_last_day}, in_history=false)) }}
 {%- endmacro %}
 

@@ -1,8 +1,8 @@
 -- One row per physical GPU and accounted hour: seconds by state (summing to 3600), telemetry
 -- and the GPU's share of its node's cost. Stored by day (macros/incremental.sql,
--- `incremental_mart_by_day`): a run rewrites the days int_gpu_hour_states recomputed.
+-- `incremental_published_by_day`): a run rewrites the days int_gpu_hour_states recomputed.
 -- (the first hour: {{ ref('int_gpu_hour_states_recompute_from') }})
-{{ incremental_mart_by_day() }}
+{{ incremental_published_by_day() }}
 {%- set recompute_from = recompute_from_hour('int_gpu_hour_states_recompute_from', is_incremental()) %}
 {%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with

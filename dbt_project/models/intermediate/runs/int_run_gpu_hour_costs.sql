@@ -1,4 +1,12 @@
 -- What each run's GPU-hours cost: its busy and allocated-idle seconds at the GPU's rate.
+-- Stored by day in the build warehouse (macros/incremental.sql, `incremental_published_by_day`;
+-- the alerts read it from the published snapshot): a run rewrites the days int_gpu_hour_states
+-- recomputed (from the first day of its range, or earlier when node costs or failure signals
+-- changed), from the stored run GPU-hours of those days (int_run_gpu_hours).
+-- (the first hour: {{ ref('int_gpu_hour_states_recompute_from') }})
+{{ incremental_published_by_day() }}
+{%- set recompute_from = recompute_from_hour('int_gpu_hour_states_recompute_from', is_incremental()) %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 run_hours as (
@@ -22,18 +30,22 @@ run_hours as (
         on units.gpu_uuid = run_hours.gpu_uuid
         and units.mig_instance = run_hours.mig_instance
         and units.hour_epoch = run_hours.hour_epoch
+    where run_hours.hour_epoch >= {{ from_hour }}
+        and units.hour_epoch >= {{ from_hour }}
 
 ),
 
 states as (
 
     select * from {{ ref('int_gpu_hour_states') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
 node_costs as (
 
     select * from {{ ref('int_node_hour_costs') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
