@@ -30,11 +30,13 @@ def dbt_build(
     exclude: str | None = None,
     dbt_vars: dict[str, Any] | None = None,
     run_id: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> None:
     """Build (and test) `select` into `home`/build/warehouse.duckdb; assert it succeeded, naming
     the nodes that did not. `run_id` stamps the build's data-health findings, as the pipeline's
-    FLEETLEDGER_RUN_ID does."""
-    result = dbt_invoke(home, select, exclude=exclude, dbt_vars=dbt_vars, run_id=run_id)
+    FLEETLEDGER_RUN_ID does; `env` sets more of the pipeline's variables (the recomputed days:
+    FLEETLEDGER_RECOMPUTE_START / _END)."""
+    result = dbt_invoke(home, select, exclude=exclude, dbt_vars=dbt_vars, run_id=run_id, env=env)
     failed = [
         f"{r.node.name}: {r.message}"
         for r in (result.result or [])
@@ -50,6 +52,7 @@ def dbt_invoke(
     exclude: str | None = None,
     dbt_vars: dict[str, Any] | None = None,
     run_id: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> Any:
     """`dbt build --select select` into `home`/build/warehouse.duckdb: dbt's result (its
     `result` lists each node's status, message and failures), whether it succeeded or not."""
@@ -73,11 +76,11 @@ def dbt_invoke(
     if dbt_vars:
         args += ["--vars", json.dumps(dbt_vars)]
     args.append("--quiet")
-    env = {"FLEETLEDGER_HOME": str(home)}
+    variables = {"FLEETLEDGER_HOME": str(home), **(env or {})}
     if run_id is not None:
-        env["FLEETLEDGER_RUN_ID"] = run_id
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+        variables["FLEETLEDGER_RUN_ID"] = run_id
+    old = {k: os.environ.get(k) for k in variables}
+    os.environ.update(variables)
     try:
         result = dbtRunner().invoke(args)
     finally:

@@ -34,8 +34,65 @@
         incremental_strategy=fleetledger_incremental_strategy(),
         unique_key=day_column,
         on_schema_change='fail',
+        pre_hook=clear_recomputed_days_hook(day_column, meta),
         meta=meta
     ) }}
+{%- endmacro %}
+
+{#- The hook that empties the days a run recomputes before their new rows go in (both
+    strategies replace only the days the new rows fall in: a recomputed day that now has no
+    row, such as a day whose only run the scheduler withdrew, would keep its old rows). -#}
+{% macro clear_recomputed_days_hook(day_column, meta) -%}
+    {%- set to_last_day = meta.get('to_last_day') or none -%}
+    {{- return(
+        "{{ clear_recomputed_days('" ~ day_column ~ "', " ~ (meta.get('days_before') or 0)
+        ~ ", " ~ ("'" ~ to_last_day ~ "'" if to_last_day else "none") ~ ") }}"
+    ) -}}
+{%- endmacro %}
+
+{#- The days a run recomputes as [from, to) epoch seconds of midnights (`to` none: every later
+    day), or none when it recomputes every day; what the model's own SQL rewrites: the range
+    and `days_before` days before it, or from the first day `to_last_day` chose -#}
+{% macro recomputed_day_bounds(days_before, to_last_day) -%}
+    {%- if to_last_day -%}
+        {%- set from_hour = recompute_from_hour(to_last_day) -%}
+        {{ return(none if from_hour is none else [from_hour, none]) }}
+    {%- endif -%}
+    {%- set days = recompute_range() -%}
+    {{ return(none if days is none else [days[0] - days_before * 86400, days[1] + 86400]) }}
+{%- endmacro %}
+
+{#- The statement that empties the recomputed days of an incremental model (nothing on its
+    first build), per engine -#}
+{% macro clear_recomputed_days(day_column, days_before, to_last_day) -%}
+    {%- if not execute or not is_incremental() -%}{{ return('') }}{%- endif -%}
+    {{ return(adapter.dispatch('clear_recomputed_days')(
+        day_column, recomputed_day_bounds(days_before, to_last_day)
+    )) }}
+{%- endmacro %}
+
+{% macro default__clear_recomputed_days(day_column, bounds) -%}
+    delete from {{ this }}
+    {%- if bounds is not none %}
+    where {{ day_column }} >= {{ bounds[0] }}
+        {%- if bounds[1] is not none %} and {{ day_column }} < {{ bounds[1] }}{% endif %}
+    {%- endif %}
+{%- endmacro %}
+
+{#- Spark drops the recomputed day partitions (by the values `show partitions` lists, so that
+    a day column of any type matches) -#}
+{% macro spark__clear_recomputed_days(day_column, bounds) -%}
+    {%- set specs = [] -%}
+    {%- for row in run_query('show partitions ' ~ this) -%}
+        {%- set value = row[0].split('=', 1)[1] -%}
+        {%- set day = value | float -%}
+        {%- if bounds is none or (day >= bounds[0] and (bounds[1] is none or day < bounds[1])) -%}
+            {%- do specs.append("partition (" ~ day_column ~ " = '" ~ value ~ "')") -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if specs -%}
+    alter table {{ this }} drop if exists {{ specs | join(', ') }}
+    {%- endif -%}
 {%- endmacro %}
 
 {#- DuckDB keeps the day models in a database file of their own, `build/history.duckdb`, which
@@ -54,6 +111,7 @@
         partition_by=[day_column],
         file_format='parquet',
         on_schema_change='fail',
+        pre_hook=clear_recomputed_days_hook(day_column, meta),
         post_hook="{{ spark_schema_file() }}",
         meta=meta
     ) }}
