@@ -166,7 +166,9 @@ def _print_run_summary(result: Any) -> None:
     if result.full_refresh:
         out.print(f"full refresh: {result.full_refresh}", highlight=False, soft_wrap=True)
     else:
-        out.print(f"incremental: recomputed {result.start}..{result.end}", highlight=False)
+        span = result.recomputed
+        first, last = (span.first, span.last) if span else (result.start, result.end)
+        out.print(f"incremental: recomputed {first}..{last}", highlight=False)
     if result.published:
         out.print(f"published {result.published}", highlight=False)
     _print_data_health(result.health)

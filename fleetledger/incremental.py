@@ -30,7 +30,7 @@ import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from fleetledger.publish import (
 )
 from ingest.core.findings import IngestFinding
 from ingest.core.findings_landing import land_ingest_findings
+from ingest.core.landing import partition_dir
 
 BUILD_INPUTS = Path("build") / "build_inputs.json"
 PENDING_DAYS = Path("build") / "pending_days.json"
@@ -243,11 +244,20 @@ def pending_span(home: Path) -> DaySpan | None:
 
 def recompute_span(home: Path, first: date, last: date) -> DaySpan:
     """The days this run recomputes: its range, widened to the days of runs that did not
-    finish building (their days landed; recomputing the days between is harmless)."""
+    finish building (their days landed; recomputing the days between is harmless), and to the
+    day after it when that day was accounted already (a re-run of an earlier day): the range's
+    last samples cover the next day's first minutes, so those change with them."""
     pending = pending_span(home)
-    if pending is None:
-        return DaySpan(first, last)
-    return DaySpan(min(first, pending.first), max(last, pending.last))
+    if pending is not None:
+        first, last = min(first, pending.first), max(last, pending.last)
+    if _accounted(home, last + timedelta(days=1)):
+        last += timedelta(days=1)
+    return DaySpan(first, last)
+
+
+def _accounted(home: Path, day: date) -> bool:
+    """Whether a run accounted `day` (fleetledger/config_tables.py, record_accounted_days)."""
+    return partition_dir(home, "accounted_days", "pipeline", f"date={day}").is_dir()
 
 
 def _mark_pending(home: Path, span: DaySpan) -> None:

@@ -29,7 +29,12 @@ from fleetledger.child_processes import RunInterrupted, stop_children, stop_chil
 from fleetledger.config import Config, ConfigError, config_path, load_config
 from fleetledger.dagster_home import run_instance
 from fleetledger.data_health import run_findings
-from fleetledger.incremental import full_refresh_reason, set_aside_damaged_history
+from fleetledger.incremental import (
+    DaySpan,
+    full_refresh_reason,
+    recompute_span,
+    set_aside_damaged_history,
+)
 from fleetledger.run_lock import HomeLocked, home_lock
 from ingest.core.guards import ALLOW_SHRINK_TAG
 
@@ -79,8 +84,11 @@ class PipelineResult:
     # what the run printed (dbt's log) when it was not echoed
     log_path: Path | None = None
     # why the build rebuilt every model (fleetledger/incremental.py); None: it recomputed the
-    # days of its range only
+    # days of `recomputed` only
     full_refresh: str | None = None
+    # the days the build recomputed: the range, widened to the days of runs that did not finish
+    # and to the day after a re-run day (fleetledger/incremental.py, recompute_span)
+    recomputed: DaySpan | None = None
 
     @property
     def checks_passed(self) -> int:
@@ -323,6 +331,8 @@ def _run_locked(
         if refresh:
             tags[FULL_REFRESH_TAG] = refresh
             say(f"full refresh: {refresh}")
+        # what the dbt asset will recompute (it reads the same files before it builds)
+        span = recompute_span(home, start, end)
         say(f"running {n_selected} assets over {start}..{end}")
         log_path = home / "logs" / f"run-{start}-{end}-{run_id[:8]}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -350,6 +360,7 @@ def _run_locked(
         duration_s=time.monotonic() - t0,
         log_path=None if echo else log_path,
         full_refresh=refresh,
+        recomputed=None if refresh else span,
     )
     failures: list[str] = []
     step_assets: dict[str, list[str]] = {}

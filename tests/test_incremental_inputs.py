@@ -16,6 +16,7 @@ from rich.console import Console
 from fleetledger import cli
 from fleetledger.cli import _print_run_summary
 from fleetledger.config import Config
+from fleetledger.config_tables import record_accounted_days
 from fleetledger.incremental import (
     BEFORE_RUN,
     BEFORE_RUN_MARKER,
@@ -337,3 +338,40 @@ def test_a_snapshot_replaced_during_a_killed_run_forces_a_full_rebuild(tmp_path:
     assert restore_interrupted_build(tmp_path)
     assert not build_path(tmp_path).exists()
     assert full_refresh_reason(tmp_path, cfg, PROJECT) == "no built warehouse yet"
+
+
+def test_a_rerun_of_an_earlier_day_recomputes_the_day_after_it_too(tmp_path: Path) -> None:
+    # days 1-3 accounted: a re-run of day 2 recomputes days 2-3 (day 2's last samples cover
+    # day 3's first minutes); a run of the newest day (day 4 not accounted), or of days 2-3,
+    # recomputes its range
+    record_accounted_days(tmp_path, [date(2026, 1, d) for d in (1, 2, 3)])
+    assert recompute_span(tmp_path, date(2026, 1, 2), date(2026, 1, 2)) == DaySpan(
+        date(2026, 1, 2), date(2026, 1, 3)
+    )
+    assert recompute_span(tmp_path, date(2026, 1, 3), date(2026, 1, 3)) == DaySpan(
+        date(2026, 1, 3), date(2026, 1, 3)
+    )
+    assert recompute_span(tmp_path, date(2026, 1, 2), date(2026, 1, 3)) == DaySpan(
+        date(2026, 1, 2), date(2026, 1, 3)
+    )
+    # the day after, not every later day: a re-run of day 1 recomputes days 1-2
+    assert recompute_span(tmp_path, date(2026, 1, 1), date(2026, 1, 1)) == DaySpan(
+        date(2026, 1, 1), date(2026, 1, 2)
+    )
+
+
+def test_the_run_summary_names_the_days_the_build_recomputed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a run of day 2 that recomputed days 2-3 (day 3 was accounted already) says so
+    result = PipelineResult(
+        home=tmp_path,
+        start=date(2026, 1, 2),
+        end=date(2026, 1, 2),
+        run_id="r",
+        duration_s=1.0,
+        recomputed=DaySpan(date(2026, 1, 2), date(2026, 1, 3)),
+    )
+    monkeypatch.setattr(cli, "out", Console(file=sys.stdout, width=120))
+    _print_run_summary(result)
+    assert "incremental: recomputed 2026-01-02..2026-01-03" in capsys.readouterr().out

@@ -95,11 +95,16 @@ def test_the_grain_is_the_key_ingest_drops_repeats_by() -> None:
 
     staging = Path(__file__).resolve().parents[2] / "dbt_project/models/staging/dcgm"
     renamed = {
-        "time": "sampled_at", "gpu": "gpu_index", "uuid": "gpu_uuid", "namespace": "k8s_namespace",
-        "pod": "k8s_pod", "container": "k8s_container",
+        "time": "sampled_at",
+        "gpu": "gpu_index",
+        "uuid": "gpu_uuid",
+        "namespace": "k8s_namespace",
+        "pod": "k8s_pod",
+        "container": "k8s_container",
     }
     [model] = yaml.safe_load((staging / "_dcgm__models.yml").read_text())["models"]
     [grain] = [t["unique_landed_rows"] for t in model["data_tests"] if "unique_landed_rows" in t]
     assert set(grain["arguments"]["columns"]) == {
-        "x_source", *(renamed.get(c, c) for c in DCGM.unique_key)
+        "x_source",
+        *(renamed.get(c, c) for c in DCGM.unique_key),
     }
