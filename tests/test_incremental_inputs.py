@@ -8,6 +8,7 @@ import shutil
 import sys
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -73,6 +74,22 @@ def _built(home: Path, cfg: Config) -> None:
         home, DaySpan(date(2026, 1, 1), date(2026, 1, 1)), build_inputs(cfg, PROJECT)
     ):
         pass
+
+
+def _summary(
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    day: date,
+    **result: Any,
+) -> str:
+    """What the CLI prints after a one-day run of `home` (PipelineResult fields in `result`)."""
+    # an earlier CLI test in this worker bound the CLI's console to its own, closed, stdout
+    monkeypatch.setattr(cli, "out", Console(file=sys.stdout, width=120))
+    _print_run_summary(
+        PipelineResult(home=home, start=day, end=day, run_id="r", duration_s=1.0, **result)
+    )
+    return capsys.readouterr().out
 
 
 def test_first_build_and_requested_refresh(tmp_path: Path) -> None:
@@ -190,18 +207,8 @@ def test_a_team_rule_change_forces_a_full_refresh_named_in_the_summary(
     ingest_only = _config(max_row_drop=0.9, partitions_start="2025-01-01")
     assert full_refresh_reason(tmp_path, ingest_only, PROJECT) is None
 
-    result = PipelineResult(
-        home=tmp_path,
-        start=date(2026, 1, 1),
-        end=date(2026, 1, 1),
-        run_id="r",
-        duration_s=1.0,
-        full_refresh=reason,
-    )
-    # an earlier CLI test in this worker bound the CLI's console to its own, closed, stdout
-    monkeypatch.setattr(cli, "out", Console(file=sys.stdout, width=120))
-    _print_run_summary(result)
-    assert "full refresh: config key `teams` changed" in capsys.readouterr().out
+    summary = _summary(tmp_path, monkeypatch, capsys, date(2026, 1, 1), full_refresh=reason)
+    assert "full refresh: config key `teams` changed" in summary
 
 
 def test_a_dbt_project_change_forces_a_full_refresh(tmp_path: Path) -> None:
@@ -364,14 +371,6 @@ def test_the_run_summary_names_the_days_the_build_recomputed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # a run of day 2 that recomputed days 2-3 (day 3 was accounted already) says so
-    result = PipelineResult(
-        home=tmp_path,
-        start=date(2026, 1, 2),
-        end=date(2026, 1, 2),
-        run_id="r",
-        duration_s=1.0,
-        recomputed=DaySpan(date(2026, 1, 2), date(2026, 1, 3)),
-    )
-    monkeypatch.setattr(cli, "out", Console(file=sys.stdout, width=120))
-    _print_run_summary(result)
-    assert "incremental: recomputed 2026-01-02..2026-01-03" in capsys.readouterr().out
+    span = DaySpan(date(2026, 1, 2), date(2026, 1, 3))
+    summary = _summary(tmp_path, monkeypatch, capsys, date(2026, 1, 2), recomputed=span)
+    assert "incremental: recomputed 2026-01-02..2026-01-03" in summary

@@ -298,7 +298,9 @@
         mig_instance,
         hour_epoch,
         round(unheld_signalled_seconds, 6) as amount,
-        cast(null as double) as other_amount
+        cast(null as double) as other_amount,
+        cast(null as double) as energy_cost,
+        cast(null as double) as energy_kwh
     from {{ model_relation('int_gpu_hour_gaps') }}
     union all
     select
@@ -307,16 +309,9 @@
         '' as mig_instance,
         hour_epoch,
         round(cost, 6) as amount,
-        round(list_cost, 6) as other_amount
-    from {{ model_relation('int_node_hour_costs') }}
-    union all
-    select
-        'node_energy' as input,
-        host as subject,
-        '' as mig_instance,
-        hour_epoch,
-        round(energy_cost, 6) as amount,
-        round(energy_kwh, 6) as other_amount
+        round(list_cost, 6) as other_amount,
+        round(energy_cost, 6) as energy_cost,
+        round(energy_kwh, 6) as energy_kwh
     from {{ model_relation('int_node_hour_costs') }}
 {%- endmacro %}
 
