@@ -31,12 +31,21 @@ def dbt_build(
     dbt_vars: dict[str, Any] | None = None,
     run_id: str | None = None,
     env: dict[str, str] | None = None,
+    full_refresh: bool = False,
 ) -> None:
     """Build (and test) `select` into `home`/build/warehouse.duckdb; assert it succeeded, naming
     the nodes that did not. `run_id` stamps the build's data-health findings, as the pipeline's
     FLEETLEDGER_RUN_ID does; `env` sets more of the pipeline's variables (the recomputed days:
     FLEETLEDGER_RECOMPUTE_START / _END)."""
-    result = dbt_invoke(home, select, exclude=exclude, dbt_vars=dbt_vars, run_id=run_id, env=env)
+    result = dbt_invoke(
+        home,
+        select,
+        exclude=exclude,
+        dbt_vars=dbt_vars,
+        run_id=run_id,
+        env=env,
+        full_refresh=full_refresh,
+    )
     failed = [
         f"{r.node.name}: {r.message}"
         for r in (result.result or [])
@@ -53,6 +62,7 @@ def dbt_invoke(
     dbt_vars: dict[str, Any] | None = None,
     run_id: str | None = None,
     env: dict[str, str] | None = None,
+    full_refresh: bool = False,
 ) -> Any:
     """`dbt build --select select` into `home`/build/warehouse.duckdb: dbt's result (its
     `result` lists each node's status, message and failures), whether it succeeded or not."""
@@ -75,6 +85,8 @@ def dbt_invoke(
     ]
     if dbt_vars:
         args += ["--vars", json.dumps(dbt_vars)]
+    if full_refresh:
+        args.append("--full-refresh")
     args.append("--quiet")
     variables = {"FLEETLEDGER_HOME": str(home), **(env or {})}
     if run_id is not None:

@@ -240,13 +240,18 @@ def _change_a_gpus_first_report(home: Path) -> None:
 
 
 def _recomputed_from(home: Path) -> dict[str, tuple[int | None, str]]:
-    """The first hour each GPU-hour chain recomputed in the home's last build, and why (the
-    one-row models int_gpu_units_recompute_from, int_gpu_hour_states_recompute_from)."""
+    """The first hour each chain stored from a first day on recomputed in the home's last
+    build, and why (the one-row models int_gpu_units_recompute_from,
+    int_gpu_hour_states_recompute_from, int_node_hour_costs_recompute_from)."""
     con = duckdb.connect(str(build_path(home)), read_only=True)
     try:
         out = {}
-        for name in ("units", "states"):
-            table = f"int_gpu_{'units' if name == 'units' else 'hour_states'}_recompute_from"
+        tables = {
+            "units": "int_gpu_units_recompute_from",
+            "states": "int_gpu_hour_states_recompute_from",
+            "node_costs": "int_node_hour_costs_recompute_from",
+        }
+        for name, table in tables.items():
             row = con.execute(f"select from_hour, reason from intermediate.{table}").fetchone()
             assert row is not None
             out[name] = (None if row[0] is None else int(row[0]), str(row[1]))
@@ -294,6 +299,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["fct_day_6"] = _compiled_model(home, "fct_gpu_hours")
     out["run_costs_day_6"] = _compiled_model(home, "int_run_gpu_hour_costs")
     out["run_fct_day_6"] = _compiled_model(home, "fct_run_gpu_hours")
+    out["node_costs_day_6"] = _compiled_model(home, "int_node_hour_costs")
     out["from_day_6"] = _recomputed_from(home)
     out["still_marked"] = _marked(home, 1, 5)
     out["spend_1_5_after"] = _aws_spend(published_path(home), 1, 5)
@@ -305,6 +311,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
         out[f"units_day_{n}"] = _compiled_model(home, "int_gpu_units")
         out[f"states_day_{n}"] = _compiled_model(home, "int_gpu_hour_states")
         out[f"run_costs_day_{n}"] = _compiled_model(home, "int_run_gpu_hour_costs")
+        out[f"node_costs_day_{n}"] = _compiled_model(home, "int_node_hour_costs")
         out[f"from_day_{n}"] = _recomputed_from(home)
     out["daily"] = _marts(published_path(home))
     assert _mark(home, 3)["int_sample_pieces"][3] > 0
@@ -407,14 +414,32 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
     assert history["from_day_6"] == {
         "units": (_epoch(_day(6)), "range"),
         "states": (_epoch(_day(1)), "costs or failure signals changed"),
+        "node_costs": (_epoch(_day(1)), "bill lines changed"),
     }
     changed = (None, "gpus changed")
-    assert history["from_day_8"] == {"units": changed, "states": changed}
+    assert history["from_day_8"] == {
+        "units": changed,
+        "states": changed,
+        # the bill did not change: the node-hour costs of day 8 only
+        "node_costs": (_epoch(_day(8)), "range"),
+    }
     assert history["from_day_9"] == {
         "units": (_epoch(_day(9)), "range"),
         "states": (_epoch(_day(9)), "range"),
+        "node_costs": (_epoch(_day(9)), "range"),
     }
-    assert history["from_full"] == {"units": (None, "full build"), "states": (None, "full build")}
+    full = (None, "full build")
+    assert history["from_full"] == {"units": full, "states": full, "node_costs": full}
+
+
+def test_node_hour_costs_recompute_from_the_first_day_of_a_changed_bill_line(
+    history: dict,
+) -> None:
+    # the day-6 redelivery restated days 1-5: the node-hour costs recomputed from day 1
+    # (int_node_hour_costs_recompute_from); day 9's run, with no changed line, day 9 alone
+    assert f"where hour_epoch >= {_epoch(_day(1))}" in history["node_costs_day_6"]
+    assert f"where hour_epoch >= {_epoch(_day(9))}" in history["node_costs_day_9"]
+    assert f"where hour_epoch >= {_epoch(_day(8))}" in history["node_costs_day_8"]
 
 
 def test_the_day_6_redelivery_restated_the_costs_of_days_1_to_5(history: dict) -> None:

@@ -91,6 +91,16 @@ RUN_HOURS = (
     f"select count(*) from history.intermediate.int_run_gpu_hours where day_epoch = {D2_EPOCH}"
 )
 BUSY = f"select sum(busy_seconds) from main.fct_gpu_hours where day_epoch = {D2_EPOCH}"
+# a column of each copy of the inputs the one-row models compare with (int_*_recompute_from)
+COPIED_COLUMNS = (
+    ("int_gpu_unit_inputs", "first_report_hour"),
+    ("int_gpu_hour_state_inputs", "energy_kwh"),
+    ("int_node_hour_cost_inputs", "energy_kwh"),
+)
+REASONS = " union all ".join(
+    f"select '{name}', reason from intermediate.int_{name}_recompute_from"
+    for name in ("gpu_units", "gpu_hour_states", "node_hour_costs")
+)
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +118,19 @@ def homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     shutil.copytree(daily / "raw", full / "raw")
     dbt_build(full, "fleetledger", run_id="corrected")
     out["full"] = full
+    out["daily_marts"] = read_marts(daily / "build/warehouse.duckdb", daily, run_id="corrected")
+    out["full_marts"] = read_marts(full / "build/warehouse.duckdb", full, run_id="corrected")
+    # an upgrade: the input copies an older version left have other columns; the upgrade's
+    # first build is a full one (the dbt project changed), which must not compare with them
+    con = duckdb.connect(str(daily / "build/warehouse.duckdb"))
+    try:
+        for table, column in COPIED_COLUMNS:
+            con.execute(f"alter table intermediate.{table} drop column {column}")
+    finally:
+        con.close()
+    dbt_build(daily, "fleetledger", run_id="upgraded", full_refresh=True)
+    out["upgraded_reasons"] = _rows(daily, REASONS)
+    out["upgraded_marts"] = read_marts(daily / "build/warehouse.duckdb", daily, run_id="upgraded")
     yield out
 
 
@@ -128,9 +151,17 @@ def test_the_corrected_day_keeps_none_of_its_old_rows(homes) -> None:
 
 
 def test_the_recomputed_history_equals_a_full_build_mart_by_mart(homes) -> None:
-    daily, full = homes["daily"], homes["full"]
-    problems, _ = compare_marts(
-        read_marts(daily / "build/warehouse.duckdb", daily, run_id="corrected"),
-        read_marts(full / "build/warehouse.duckdb", full, run_id="corrected"),
-    )
+    problems, _ = compare_marts(homes["daily_marts"], homes["full_marts"])
+    assert not problems, "\n".join(problems)
+
+
+def test_an_upgrade_rebuilds_in_full_whatever_columns_the_old_copies_had(homes) -> None:
+    # the one-row models that choose where the models stored by day start say 'full build'
+    # (they compared nothing), and the marts are the full build's
+    assert sorted(homes["upgraded_reasons"]) == [
+        ("gpu_hour_states", "full build"),
+        ("gpu_units", "full build"),
+        ("node_hour_costs", "full build"),
+    ]
+    problems, _ = compare_marts(homes["upgraded_marts"], homes["full_marts"])
     assert not problems, "\n".join(problems)

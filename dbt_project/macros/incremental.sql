@@ -140,10 +140,13 @@
     {%- if not is_incremental() or start == '' or end == '' -%}
         {{ return(none) }}
     {%- endif -%}
+    {{ return([day_epoch_of(start), day_epoch_of(end)]) }}
+{%- endmacro %}
+
+{#- the midnight (UTC, epoch seconds) of a day given as YYYY-MM-DD[...] -#}
+{% macro day_epoch_of(iso_day) -%}
     {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
-    {%- set first = modules.datetime.date.fromisoformat(start[:10]) -%}
-    {%- set last = modules.datetime.date.fromisoformat(end[:10]) -%}
-    {{ return([(first - epoch).days * 86400, (last - epoch).days * 86400]) }}
+    {{ return((modules.datetime.date.fromisoformat(iso_day[:10]) - epoch).days * 86400) }}
 {%- endmacro %}
 
 {#- a condition true for the days this run recomputes: `day_epoch` is an epoch-seconds
@@ -244,18 +247,42 @@
 {% macro run_range_start() -%}
     {%- set start = run_env('FLEETLEDGER_RECOMPUTE_START') -%}
     {%- if not execute or flags.FULL_REFRESH or start == '' -%}{{ return(none) }}{%- endif -%}
-    {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
-    {{ return((modules.datetime.date.fromisoformat(start[:10]) - epoch).days * 86400) }}
+    {{ return(day_epoch_of(start)) }}
 {%- endmacro %}
 
 {#- The first hour a model stored from a first day on recomputes (epoch seconds), read from the
-    one-row model that chose it (`from_model`: int_gpu_units_recompute_from or
-    int_gpu_hour_states_recompute_from, built before the model and its tests); none for every
+    one-row model that chose it (`from_model`: int_gpu_units_recompute_from,
+    int_gpu_hour_states_recompute_from or int_node_hour_costs_recompute_from, built before the
+    model and its tests); none for every
     hour: on a full build, while dbt parses, and when the model itself is built whole -#}
 {% macro recompute_from_hour(from_model, incremental=true) -%}
     {%- if not execute or not incremental -%}{{ return(none) }}{%- endif -%}
     {%- set value = run_query('select from_hour from ' ~ model_relation(from_model)).columns[0].values()[0] -%}
     {{ return(none if value is none else (value | int)) }}
+{%- endmacro %}
+
+{#- What int_node_hour_costs spreads over the hours: the bill lines of inventory nodes, summed
+    per node, provider and charge span (two identical lines count twice), rounded to 1e-6. A
+    node's hour changes only when a line whose span reaches it does, so the first day of a
+    changed line is where the node-hour costs recompute from (int_node_hour_costs_recompute_from). -#}
+{% macro node_cost_inputs() -%}
+    select
+        x_host as host,
+        x_provider as provider,
+        {{ charge_span_start('charge_period_start', 'charge_period_end') }} as cs,
+        {{ charge_span_end('charge_period_start', 'charge_period_end') }} as ce,
+        count(*) as lines,
+        round(sum(x_effective_cost_reporting), 6) as cost,
+        round(sum(x_list_cost_reporting), 6) as list_cost,
+        round(sum(x_energy_cost), 6) as energy_cost,
+        round(sum(x_energy_kwh), 6) as energy_kwh
+    from {{ model_relation('int_billing_lines') }}
+    where x_host is not null
+    group by
+        x_host,
+        x_provider,
+        {{ charge_span_start('charge_period_start', 'charge_period_end') }},
+        {{ charge_span_end('charge_period_start', 'charge_period_end') }}
 {%- endmacro %}
 
 {#- What int_gpu_units' rows before a run's range depend on, besides the reports before it:

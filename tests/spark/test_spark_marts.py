@@ -287,10 +287,14 @@ def test_a_one_day_incremental_run_overwrites_only_that_days_partitions(
     env = {**os.environ, "FLEETLEDGER_HOME": str(spark), **cfg.warehouse.dbt_env(spark)}
     env |= {"FLEETLEDGER_RECOMPUTE_START": day, "FLEETLEDGER_RECOMPUTE_END": day}
     dbt = str(Path(sys.executable).parent / "dbt")
-    # with the one-row models that choose the first day of the GPU-hour models stored from a
-    # first day on (int_gpu_units_recompute_from, ...): left out, they would still say "full build"
+    # with the one-row models that choose the first day of the models stored from a first day
+    # on (int_gpu_units_recompute_from, ...): left out, they would still say "full build"
     choosers = sorted(p.stem for p in PROJECT.glob("models/**/*_recompute_from.sql"))
-    assert choosers == ["int_gpu_hour_states_recompute_from", "int_gpu_units_recompute_from"]
+    assert choosers == [
+        "int_gpu_hour_states_recompute_from",
+        "int_gpu_units_recompute_from",
+        "int_node_hour_costs_recompute_from",
+    ]
     args = [dbt, "run", "--target", "spark", "-s", *day_models, *choosers]
     args += ["--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)]
     args += ["--target-path", str(spark / "dbt_incr"), "--log-path", str(spark / "dbt_incr_logs")]

@@ -3,6 +3,14 @@
 -- monthly lines alike: a $7,200 November line is $10 an hour, whichever days are accounted).
 -- A zero-length line (ChargePeriodStart = ChargePeriodEnd: a purchase, a one-time fee) is
 -- spread evenly over the node's hours of its UTC day.
+-- Stored by day in the build warehouse (macros/incremental.sql, `incremental_published_by_day`):
+-- a run rewrites the days from the first of its range, or from the first day of a bill line
+-- that changed since the last build (int_node_hour_costs_recompute_from: a restated month
+-- recomputes that month's days, not the history).
+-- (the first hour: {{ ref('int_node_hour_costs_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_node_hour_costs_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_node_hour_costs_recompute_from', is_incremental()) %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 lines as (
@@ -18,6 +26,7 @@ lines as (
         {{ charge_span_end('charge_period_start', 'charge_period_end') }} as ce
     from {{ ref('int_billing_lines') }}
     where x_host is not null
+        and {{ charge_span_end('charge_period_start', 'charge_period_end') }} > {{ from_hour }}
 
 ),
 
@@ -30,6 +39,7 @@ offsets as (
 hours as (
 
     select * from {{ ref('int_hours') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
@@ -91,7 +101,9 @@ final as (
         sum(effective_cost * fraction) as cost,
         sum(list_cost * fraction) as list_cost,
         sum(x_energy_cost * fraction) as energy_cost,
-        sum(x_energy_kwh * fraction) as energy_kwh
+        sum(x_energy_kwh * fraction) as energy_kwh,
+        -- whole seconds on every engine (a Spark partition value, a DuckDB key alike)
+        cast(floor(hour_epoch / 86400) * 86400 as bigint) as day_epoch
     from prorated
     group by host, provider, hour_epoch
 

@@ -3,7 +3,9 @@
 -- before it whose inputs from full tables differ from those the last build read
 -- (int_gpu_hour_state_inputs: each GPU unit's unheld seconds with a failure signal, each node's
 -- cost: a restated billing month, a node event reported later); null for every hour. `reason`
--- says which. Built before the two models and their tests, which read it.
+-- says which. Built before the two models and their tests, which read it. A full build compares
+-- nothing (the last build's copy may have other columns: an upgrade rebuilds in full).
+{%- set range_start = run_range_start() %}
 {%- set built = built_relation('int_gpu_hour_state_inputs') if execute else none %}
 with
 
@@ -19,7 +21,7 @@ now_inputs as (
 
 ),
 
-{%- if built is not none %}
+{%- if range_start is not none and built is not none %}
 
 built_inputs as (
 

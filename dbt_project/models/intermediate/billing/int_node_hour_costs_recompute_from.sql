@@ -1,0 +1,63 @@
+-- The first hour int_node_hour_costs recomputes in this run (one row; macros/incremental.sql):
+-- the first day of the run's range (its hours are new), or the first day of a bill line of an
+-- inventory node that differs from those the last build spread (int_node_hour_cost_inputs: a
+-- CUR redelivery that restates the month, a late line, a removed one); null for every hour on a
+-- full build or when no earlier build left the lines. `reason` says which. Built before
+-- int_node_hour_costs and its tests, which read it.
+{%- set range_start = run_range_start() %}
+{%- set built = built_relation('int_node_hour_cost_inputs') if execute else none %}
+with
+
+now_inputs as (
+
+    {{ node_cost_inputs() }}
+
+),
+
+{%- if range_start is not none and built is not none %}
+
+built_inputs as (
+
+    select * from {{ built }}
+
+),
+
+differences as (
+
+    select min(cs) as first_changed
+    from (
+        (select * from now_inputs except select * from built_inputs)
+        union all
+        (select * from built_inputs except select * from now_inputs)
+    ) as changed_rows
+
+),
+
+final as (
+
+    select
+        cast(case
+            when first_changed is null or first_changed >= {{ range_start }} then {{ range_start }}
+            else floor(first_changed / 86400) * 86400
+        end as bigint) as from_hour,
+        case
+            when first_changed is null or first_changed >= {{ range_start }} then 'range'
+            else 'bill lines changed'
+        end as reason
+    from differences
+
+)
+
+{%- else %}
+
+final as (
+
+    select
+        cast(null as bigint) as from_hour,
+        '{{ "full build" if range_start is none else "no earlier build" }}' as reason
+
+)
+
+{%- endif %}
+
+select * from final
