@@ -253,8 +253,8 @@
 {#- The first hour a model stored from a first day on recomputes (epoch seconds), read from the
     one-row model that chose it (`from_model`: int_gpu_units_recompute_from,
     int_gpu_hour_states_recompute_from or int_node_hour_costs_recompute_from, built before the
-    model and its tests); none for every
-    hour: on a full build, while dbt parses, and when the model itself is built whole -#}
+    model and its tests); none for every hour: on a full build, while dbt parses, and when the
+    model itself is built whole -#}
 {% macro recompute_from_hour(from_model, incremental=true) -%}
     {%- if not execute or not incremental -%}{{ return(none) }}{%- endif -%}
     {%- set value = run_query('select from_hour from ' ~ model_relation(from_model)).columns[0].values()[0] -%}
