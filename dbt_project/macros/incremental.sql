@@ -261,6 +261,26 @@
     {{ return(none if value is none else (value | int)) }}
 {%- endmacro %}
 
+{#- The rows in one of two relations (CTEs) of the same columns and not in the other, both
+    ways: what changed between the inputs a model stored from a first day on was last built from
+    (`built`) and this run's (`now`), restricted by `where`. A subquery:
+    `from {{ changed_input_rows('now_inputs', 'built_inputs') }}` -#}
+{% macro changed_input_rows(now, built, where='true') -%}
+    (
+        (
+            select * from {{ now }} where {{ where }}
+            except
+            select * from {{ built }} where {{ where }}
+        )
+        union all
+        (
+            select * from {{ built }} where {{ where }}
+            except
+            select * from {{ now }} where {{ where }}
+        )
+    ) as changed_rows
+{%- endmacro %}
+
 {#- What int_node_hour_costs spreads over the hours: the bill lines of inventory nodes, summed
     per node, provider and charge span (two identical lines count twice), rounded to 1e-6. A
     node's hour changes only when a line whose span reaches it does, so the first day of a

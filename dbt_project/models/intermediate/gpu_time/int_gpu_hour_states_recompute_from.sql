@@ -34,23 +34,9 @@ differences as (
     -- the inputs of the hours before the first int_gpu_units recomputes (none when it
     -- recomputes every hour)
     select min(hour_epoch) as first_changed_hour
-    from (
-        (
-            select * from now_inputs
-            where hour_epoch < (select from_hour from units_from)
-            except
-            select * from built_inputs
-            where hour_epoch < (select from_hour from units_from)
-        )
-        union all
-        (
-            select * from built_inputs
-            where hour_epoch < (select from_hour from units_from)
-            except
-            select * from now_inputs
-            where hour_epoch < (select from_hour from units_from)
-        )
-    ) as changed_rows
+    from {{ changed_input_rows(
+        'now_inputs', 'built_inputs', where='hour_epoch < (select from_hour from units_from)'
+    ) }}
 
 ),
 

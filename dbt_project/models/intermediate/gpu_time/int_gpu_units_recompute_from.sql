@@ -24,11 +24,7 @@ built_inputs as (
 differences as (
 
     select count(*) as changed
-    from (
-        (select * from now_inputs except select * from built_inputs)
-        union all
-        (select * from built_inputs except select * from now_inputs)
-    ) as changed_rows
+    from {{ changed_input_rows('now_inputs', 'built_inputs') }}
 
 ),
 
