@@ -2,7 +2,9 @@
 
 One small generated fleet (2 AWS, 1 GCP, 2 on-prem nodes, 10 days, a scrape every 5 minutes)
 is built day by day, one `run_pipeline` per day: days 1-5, day 6 with a CUR redelivery that
-restates the costs of days 1-5, a run over days 4-7, then days 8, 9 and 10. The published marts
+restates the costs of days 1-5, a run over days 4-7, then days 8, 9 (after a redelivery that
+restates only the S3 lines of day 2: no node's cost) and 10 (whose sacct export shows a job of
+day 3 under another team's account). The published marts
 must then equal, mart by mart, those of a `--full-refresh` build of the same landed data. The
 day models must really be incremental: rows of days the day-6 run did not recompute, marked
 before it, are still there after it (the health day models rewrite the day before a run's
@@ -31,6 +33,8 @@ START = date(2026, 1, 5)
 DAYS = 10
 # the CUR redelivery on day 6 restates the lines of days 1-5 by this factor
 RESTATE = 1.1
+# the CUR redelivery before day 9's run restates the S3 lines of day 2 by this factor
+STORAGE_RESTATE = 1.2
 # marts that log the runs themselves (a row per run and finding): not a function of the data
 RUN_LOGS = {"fct_data_health"}
 # the day models whose rows of days a run does not recompute must stay as they were, each with
@@ -158,6 +162,68 @@ def _restate_cur(home: Path) -> dict[str, float]:
     return {"billed_days_1_5": total_before}
 
 
+def _restate_storage_lines(home: Path) -> float:
+    """A CUR redelivery that restates only the S3 lines (a bucket, no inventory node) that start
+    on day 2, by STORAGE_RESTATE (a new execution id): no node's cost changes. Returns their
+    billed cost before."""
+    root = home / "sources" / "aws" / "cur" / "fleet-cur"
+    (data,) = sorted((root / "data").rglob("*.parquet"))
+    table = pq.read_table(data)
+    start = pa.scalar(_epoch(_day(2)) * 1000, type=pa.timestamp("ms")).as_py()
+    end = pa.scalar(_epoch(_day(3)) * 1000, type=pa.timestamp("ms")).as_py()
+    costs = [
+        f.name
+        for f in table.schema
+        if pa.types.is_float64(f.type) and f.name != "line_item_usage_amount"
+    ]
+    rows, before = [], 0.0
+    for row in table.to_pylist():
+        if (
+            row["line_item_product_code"] == "AmazonS3"
+            and start <= row["line_item_usage_start_date"] < end
+        ):
+            before += row["line_item_net_unblended_cost"] or 0.0
+            row = {
+                k: (v * STORAGE_RESTATE if k in costs and v is not None else v)
+                for k, v in row.items()
+            }
+        rows.append(row)
+    assert before > 0
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), data)
+    (manifest,) = sorted((root / "metadata").rglob("*Manifest.json"))
+    meta = json.loads(manifest.read_text())
+    meta["executionId"] = meta["executionId"][:-4] + "0009"
+    manifest.write_text(json.dumps(meta, indent=2))
+    return before
+
+
+def _move_a_run_to_another_team(home: Path) -> tuple[str, str]:
+    """A later sacct export (day 10's) shows a GPU job that ran on day 3 under another account
+    (of another team): the latest export's row wins (int_runs__slurm), so the run's team
+    changes, and with it the split of its node-days' bill. Returns the job's JobID and its new
+    team."""
+    sacct = home / "sources" / "aws" / "sacct"
+    lines = (sacct / f"sacct-{_day(3)}.txt").read_text().splitlines()
+    fields = lines[0].split("|")
+    # the generated fleet's slurm_account rules: llm -> llm-training, data -> data
+    other = {"llm": "data", "research": "data", "rl": "data", "data": "llm"}
+    team = {"data": "data", "llm": "llm-training"}
+    for line in lines[1:]:
+        row = dict(zip(fields, line.split("|"), strict=True))
+        if (
+            "." not in row["JobID"]
+            and row["Start"].startswith(str(_day(3)))
+            and row["End"] != "Unknown"
+            and "gres/gpu=" in row["AllocTRES"]
+            and row["Account"] in other
+        ):
+            row["Account"] = other[row["Account"]]
+            with (sacct / f"sacct-{_day(10)}.txt").open("a") as f:
+                f.write("|".join(row[k] for k in fields) + "\n")
+            return row["JobID"], team[row["Account"]]
+    raise AssertionError("no GPU job started on day 3 to move")
+
+
 def _mark(home: Path, *days: int) -> dict[str, dict[int, int]]:
     """Mark the rows of `days` in the day models: their positive mark column (power_w, ...)
     negated (exactly reversible; a recompute would undo it). Returns how many rows are marked
@@ -242,7 +308,8 @@ def _change_a_gpus_first_report(home: Path) -> None:
 def _recomputed_from(home: Path) -> dict[str, tuple[int | None, str]]:
     """The first hour each chain stored from a first day on recomputed in the home's last
     build, and why (the one-row models int_gpu_units_recompute_from,
-    int_gpu_hour_states_recompute_from, int_node_hour_costs_recompute_from)."""
+    int_gpu_hour_states_recompute_from, int_node_hour_costs_recompute_from,
+    int_spend_recompute_from)."""
     con = duckdb.connect(str(build_path(home)), read_only=True)
     try:
         out = {}
@@ -250,6 +317,7 @@ def _recomputed_from(home: Path) -> dict[str, tuple[int | None, str]]:
             "units": "int_gpu_units_recompute_from",
             "states": "int_gpu_hour_states_recompute_from",
             "node_costs": "int_node_hour_costs_recompute_from",
+            "spend": "int_spend_recompute_from",
         }
         for name, table in tables.items():
             row = con.execute(f"select from_hour, reason from intermediate.{table}").fetchone()
@@ -301,13 +369,23 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["run_fct_day_6"] = _compiled_model(home, "fct_run_gpu_hours")
     out["node_costs_day_6"] = _compiled_model(home, "int_node_hour_costs")
     out["from_day_6"] = _recomputed_from(home)
+    out["spend_day_6"] = _compiled_model(home, "int_daily_spend_allocations")
     out["still_marked"] = _marked(home, 1, 5)
     out["spend_1_5_after"] = _aws_spend(published_path(home), 1, 5)
     _unmark(home)
     out["results"]["4-7"] = _run(home, 4, 7)
     _change_a_gpus_first_report(home)
     for n in range(8, DAYS + 1):
+        if n == 9:
+            out["aws_spend_day_2_before"] = _aws_spend(published_path(home), 2, 2)
+            out["storage_day_2"] = _restate_storage_lines(home)
+        if n == 10:
+            out["moved_job"] = _move_a_run_to_another_team(home)
         out["results"][n] = _run(home, n)
+        if n == 9:
+            out["aws_spend_day_2_after"] = _aws_spend(published_path(home), 2, 2)
+        out[f"spend_day_{n}"] = _compiled_model(home, "int_daily_spend_allocations")
+        out[f"spend_mart_day_{n}"] = _compiled_model(home, "fct_daily_spend")
         out[f"units_day_{n}"] = _compiled_model(home, "int_gpu_units")
         out[f"states_day_{n}"] = _compiled_model(home, "int_gpu_hour_states")
         out[f"run_costs_day_{n}"] = _compiled_model(home, "int_run_gpu_hour_costs")
@@ -415,6 +493,8 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "units": (_epoch(_day(6)), "range"),
         "states": (_epoch(_day(1)), "costs or failure signals changed"),
         "node_costs": (_epoch(_day(1)), "bill lines changed"),
+        # the spend models follow the states (the restated lines start on day 1 too)
+        "spend": (_epoch(_day(1)), "costs or failure signals changed"),
     }
     changed = (None, "gpus changed")
     assert history["from_day_8"] == {
@@ -422,14 +502,29 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "states": changed,
         # the bill did not change: the node-hour costs of day 8 only
         "node_costs": (_epoch(_day(8)), "range"),
+        "spend": changed,
     }
     assert history["from_day_9"] == {
         "units": (_epoch(_day(9)), "range"),
         "states": (_epoch(_day(9)), "range"),
+        # the redelivery before day 9 restated S3 lines only: no node's cost changed
         "node_costs": (_epoch(_day(9)), "range"),
+        "spend": (_epoch(_day(2)), "bill lines changed"),
+    }
+    assert history["from_day_10"] == {
+        "units": (_epoch(_day(10)), "range"),
+        "states": (_epoch(_day(10)), "range"),
+        "node_costs": (_epoch(_day(10)), "range"),
+        # day 10's sacct moved a job of day 3 to another team
+        "spend": (_epoch(_day(3)), "runs changed"),
     }
     full = (None, "full build")
-    assert history["from_full"] == {"units": full, "states": full, "node_costs": full}
+    assert history["from_full"] == {
+        "units": full,
+        "states": full,
+        "node_costs": full,
+        "spend": full,
+    }
 
 
 def test_node_hour_costs_recompute_from_the_first_day_of_a_changed_bill_line(
@@ -440,6 +535,28 @@ def test_node_hour_costs_recompute_from_the_first_day_of_a_changed_bill_line(
     assert f"where hour_epoch >= {_epoch(_day(1))}" in history["node_costs_day_6"]
     assert f"where hour_epoch >= {_epoch(_day(9))}" in history["node_costs_day_9"]
     assert f"where hour_epoch >= {_epoch(_day(8))}" in history["node_costs_day_8"]
+
+
+def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: dict) -> None:
+    # the spend models stored by day (int_spend_recompute_from): day 6 from day 1 (the restated
+    # month), day 9 from day 2 (the restated S3 lines), day 10 from day 3 (the moved job),
+    # day 8 every day (the GPUs changed)
+    for n, first in ((6, "1"), (9, "2"), (10, "3")):
+        since = f"where day_epoch >= {_epoch(_day(int(first)))}"
+        assert since in history[f"spend_day_{n}"], n
+    assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_mart_day_9"]
+    assert "where day_epoch >= -1e+18" in history["spend_day_8"]
+    # the S3 lines of day 2 (one a bucket and day, or more) cost 20 % more in the mart
+    before, after = history["aws_spend_day_2_before"], history["aws_spend_day_2_after"]
+    assert after - before == pytest.approx(
+        (STORAGE_RESTATE - 1) * history["storage_day_2"], rel=1e-9
+    )
+    # the moved job's run belongs to its new account's team in the published marts
+    job, team = history["moved_job"]
+    runs = history["daily"]["fct_runs"].filter(
+        pl.col("job_id") == job, pl.col("scheduler") == "slurm"
+    )
+    assert runs["team"].to_list() == [team]
 
 
 def test_the_day_6_redelivery_restated_the_costs_of_days_1_to_5(history: dict) -> None:

@@ -96,10 +96,11 @@ COPIED_COLUMNS = (
     ("int_gpu_unit_inputs", "first_report_hour"),
     ("int_gpu_hour_state_inputs", "energy_kwh"),
     ("int_node_hour_cost_inputs", "energy_kwh"),
+    ("int_spend_inputs", "cost"),
 )
 REASONS = " union all ".join(
     f"select '{name}', reason from intermediate.int_{name}_recompute_from"
-    for name in ("gpu_units", "gpu_hour_states", "node_hour_costs")
+    for name in ("gpu_units", "gpu_hour_states", "node_hour_costs", "spend")
 )
 
 
@@ -162,6 +163,7 @@ def test_an_upgrade_rebuilds_in_full_whatever_columns_the_old_copies_had(homes) 
         ("gpu_hour_states", "full build"),
         ("gpu_units", "full build"),
         ("node_hour_costs", "full build"),
+        ("spend", "full build"),
     ]
     problems, _ = compare_marts(homes["upgraded_marts"], homes["full_marts"])
     assert not problems, "\n".join(problems)

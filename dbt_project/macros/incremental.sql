@@ -305,6 +305,47 @@
         {{ charge_span_end('charge_period_start', 'charge_period_end') }}
 {%- endmacro %}
 
+{#- What the spend models stored by day (int_spend_recompute_from) read from full tables: each
+    bill line as they prorate and allocate it (its node, provider, service, sub-account, the
+    team of a line matching no node, charge span, effective and billed cost, rounded to 1e-6),
+    and each run's team, kind and user (a node-day's bill splits by its runs' teams). A day's
+    spend changes only when a line whose span reaches it, or a run holding GPUs on it, does. -#}
+{% macro spend_inputs() -%}
+    select
+        'line' as input,
+        lines.x_line_key as subject,
+        lines.x_host as host,
+        lines.x_provider as provider,
+        lines.service_name as service,
+        lines.sub_account_id as sub_account,
+        line_teams.team,
+        cast(null as string) as kind,
+        cast(null as string) as user_name,
+        {{ charge_span_start('lines.charge_period_start', 'lines.charge_period_end') }} as cs,
+        {{ charge_span_end('lines.charge_period_start', 'lines.charge_period_end') }} as ce,
+        round(lines.x_effective_cost_reporting, 6) as cost,
+        round(lines.x_billed_cost_reporting, 6) as billed_cost
+    from {{ model_relation('int_billing_lines') }} as lines
+    left join {{ model_relation('int_billing_line_teams') }} as line_teams
+        on line_teams.x_line_key = lines.x_line_key
+    union all
+    select
+        'run' as input,
+        run_id as subject,
+        cast(null as string) as host,
+        cast(null as string) as provider,
+        cast(null as string) as service,
+        cast(null as string) as sub_account,
+        team,
+        kind,
+        user_name,
+        cast(null as double) as cs,
+        cast(null as double) as ce,
+        cast(null as double) as cost,
+        cast(null as double) as billed_cost
+    from {{ model_relation('int_runs') }}
+{%- endmacro %}
+
 {#- What int_gpu_units' rows before a run's range depend on, besides the reports before it:
     each GPU's slot, tenure and first reported hour (null: it never reported) -#}
 {% macro gpu_unit_inputs() -%}

@@ -5,11 +5,18 @@
 -- the idle part going to team null and `shared_idle_cost` sharing it to the teams
 -- (int_node_day_team_shares); other lines go to the team of the first matching cloud_tag /
 -- cloud_account rule, else `unattributed` (int_billing_line_teams).
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the days
+-- from the first hour int_spend_recompute_from chose on.
+-- (the first hour: {{ ref('int_spend_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_spend_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_spend_recompute_from', is_incremental()) %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 allocations as (
 
     select * from {{ ref('int_daily_spend_allocations') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
@@ -31,7 +38,8 @@ final as (
         sum(allocations.gpu_node_cost) as gpu_node_cost,
         sum(allocations.cost) - sum(allocations.gpu_node_cost) as other_cost,
         sum(allocations.shared_idle_cost) as shared_idle_cost,
-        max(settings.currency) as currency
+        max(settings.currency) as currency,
+        allocations.day_epoch
     from allocations
     cross join settings
     group by allocations.day_epoch, allocations.team, allocations.provider, allocations.service

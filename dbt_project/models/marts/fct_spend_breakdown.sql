@@ -2,11 +2,18 @@
 -- reporting currency (docs/metrics.md, "Spend breakdown"): the cost explorer's mart. The pieces
 -- of int_spend_breakdown_allocations summed; summed over instance_type, site, kind and
 -- user_name it equals fct_daily_spend (tests/test_spend_breakdown.py).
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the days
+-- from the first hour int_spend_recompute_from chose on.
+-- (the first hour: {{ ref('int_spend_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_spend_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_spend_recompute_from', is_incremental()) %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 allocations as (
 
     select * from {{ ref('int_spend_breakdown_allocations') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
@@ -32,7 +39,8 @@ final as (
         sum(allocations.gpu_node_cost) as gpu_node_cost,
         sum(allocations.cost) - sum(allocations.gpu_node_cost) as other_cost,
         sum(allocations.shared_idle_cost) as shared_idle_cost,
-        max(settings.currency) as currency
+        max(settings.currency) as currency,
+        allocations.day_epoch
     from allocations
     cross join settings
     group by

@@ -3,11 +3,18 @@
 -- fct_billing line prorated to the accounted days exactly as fct_daily_spend does
 -- (int_billing_line_days), so per day the sub-accounts sum to fct_daily_spend's total. The
 -- forecasts (`spend` series, scope `sub_account:<id>`) and sub-account budgets read it.
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the days
+-- from the first hour int_spend_recompute_from chose on.
+-- (the first hour: {{ ref('int_spend_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_spend_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_spend_recompute_from', is_incremental()) %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 line_days as (
 
     select * from {{ ref('int_billing_line_days') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
@@ -31,7 +38,8 @@ final as (
         lines.sub_account_id as sub_account,
         sum(line_days.cost * line_days.fraction) as cost,
         sum(line_days.billed_cost * line_days.fraction) as billed_cost,
-        max(settings.currency) as currency
+        max(settings.currency) as currency,
+        line_days.day_epoch
     from line_days
     inner join lines
         on lines.x_line_key = line_days.x_line_key

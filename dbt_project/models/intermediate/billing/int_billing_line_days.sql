@@ -3,11 +3,19 @@
 -- hourly, daily and monthly lines alike; a zero-length line (a purchase, a one-time fee) counts
 -- on the day of its start. Summed over the accounted days a line's fractions give the part of
 -- its bill inside them (the reconciliation tests prorate the same way).
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the days
+-- from the first hour int_spend_recompute_from chose on (its range, or the first day of a bill
+-- line or run that changed), from the lines whose span reaches them.
+-- (the first hour: {{ ref('int_spend_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_spend_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_spend_recompute_from', is_incremental()) %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 days as (
 
     select day_epoch from {{ ref('int_days') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
@@ -48,7 +56,7 @@ final as (
     inner join days
         on renamed.cs < days.day_epoch + 86400
         and renamed.ce > days.day_epoch
-    where renamed.ce > renamed.cs
+    where renamed.ce > renamed.cs and renamed.ce > {{ from_hour }}
 
 )
 

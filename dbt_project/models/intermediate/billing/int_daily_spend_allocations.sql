@@ -8,17 +8,26 @@
 --     proportion to their direct GPU-node cost (as fct_run_costs does), to `unshared` when no
 --     team has any that day and provider; `shared_idle_cost` only, so that per day and provider
 --     sum(gpu_node_cost of teams) + sum(shared_idle_cost) = the GPU-node bill.
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the days
+-- from the first hour int_spend_recompute_from chose on (a day's pieces depend on that day's
+-- lines and runs only).
+-- (the first hour: {{ ref('int_spend_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_spend_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_spend_recompute_from', is_incremental()) %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 line_days as (
 
     select * from {{ ref('int_billing_line_days') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
 node_shares as (
 
     select * from {{ ref('int_node_day_team_shares') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 

@@ -2,6 +2,12 @@
 -- proportion to the node-day's direct run cost by team (int_run_gpu_hour_costs, the run's team
 -- from int_runs), the node-day's unallocated + down cost (nobody held those seconds) going to
 -- team null. Node-days with nothing to split on have no row.
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the days
+-- from the first hour int_spend_recompute_from chose on.
+-- (the first hour: {{ ref('int_spend_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_spend_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_spend_recompute_from', is_incremental()) %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 run_team_costs as (
@@ -14,7 +20,7 @@ run_team_costs as (
     from {{ ref('int_run_gpu_hour_costs') }} as run_hours
     inner join {{ ref('int_runs') }} as runs
         on runs.run_id = run_hours.run_id
-    where runs.team is not null
+    where runs.team is not null and run_hours.day_epoch >= {{ from_hour }}
     group by run_hours.day_epoch, run_hours.host, runs.team
 
 ),
@@ -28,6 +34,7 @@ unassigned_costs as (
         cast(null as string) as team,
         sum((unallocated_seconds + down_seconds) * cost_per_second) as amount
     from {{ ref('int_gpu_hour_states') }}
+    where day_epoch >= {{ from_hour }}
     group by day_epoch, host
 
 ),

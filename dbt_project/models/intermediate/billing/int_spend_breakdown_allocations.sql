@@ -9,11 +9,19 @@
 -- (team, kind, user) keys in proportion to their direct GPU-node cost, to `unshared` when none
 -- has any, as shared_idle_cost only, keeping the idle node's site and instance type. Summed over
 -- kind, user, site and instance type every piece equals int_daily_spend_allocations' pieces.
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the days
+-- from the first hour int_spend_recompute_from chose on (a day's pieces depend on that day's
+-- lines and runs only).
+-- (the first hour: {{ ref('int_spend_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_spend_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_spend_recompute_from', is_incremental()) %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 line_days as (
 
     select * from {{ ref('int_billing_line_days') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
@@ -41,7 +49,7 @@ run_key_costs as (
     from {{ ref('int_run_gpu_hour_costs') }} as run_hours
     inner join {{ ref('int_runs') }} as runs
         on runs.run_id = run_hours.run_id
-    where runs.team is not null
+    where runs.team is not null and run_hours.day_epoch >= {{ from_hour }}
     group by run_hours.day_epoch, run_hours.host, runs.team, runs.kind, runs.user_name
 
 ),
@@ -57,6 +65,7 @@ unassigned_costs as (
         cast(null as string) as user_name,
         sum((unallocated_seconds + down_seconds) * cost_per_second) as amount
     from {{ ref('int_gpu_hour_states') }}
+    where day_epoch >= {{ from_hour }}
     group by day_epoch, host
 
 ),

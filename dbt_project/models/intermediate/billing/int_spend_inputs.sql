@@ -1,0 +1,12 @@
+-- The bill lines and runs the spend models stored by day were last built from
+-- (macros/incremental.sql, `spend_inputs`). Built after them, so that the next run compares its
+-- own with these: they then recompute from the first day of a line or a run that changed
+-- (int_spend_recompute_from).
+-- depends_on: {{ ref('int_billing_line_days') }}
+-- depends_on: {{ ref('int_node_day_team_shares') }}
+-- depends_on: {{ ref('int_daily_spend_allocations') }}
+-- depends_on: {{ ref('int_spend_breakdown_allocations') }}
+-- depends_on: {{ ref('fct_daily_spend') }}
+-- depends_on: {{ ref('fct_sub_account_daily_spend') }}
+-- depends_on: {{ ref('fct_spend_breakdown') }}
+{{ spend_inputs() }}

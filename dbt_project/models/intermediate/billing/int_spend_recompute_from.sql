@@ -1,0 +1,108 @@
+-- The first hour the spend models stored by day recompute in this run (one row;
+-- macros/incremental.sql): int_gpu_hour_states' (int_gpu_hour_states_recompute_from: the range,
+-- or earlier where node costs or failure signals changed: a node-day's bill splits by its runs'
+-- costs and its idle cost), or the first day before it of a bill line or a run that differs from
+-- those the last build read (int_spend_inputs: a CUR redelivery restating its month, a late or
+-- removed line, a line's new tags, a run's team, kind or user a later sacct changed); null for
+-- every hour. `reason` says which. Built before the spend models and their tests, which read it.
+-- A full build compares nothing (the last build's copy may have other columns).
+-- depends_on: {{ ref('int_run_gpu_hour_costs') }}
+{%- set range_start = run_range_start() %}
+{%- set built = built_relation('int_spend_inputs') if execute else none %}
+with
+
+states_from as (
+
+    select from_hour, reason from {{ ref('int_gpu_hour_states_recompute_from') }}
+
+),
+
+now_inputs as (
+
+    {{ spend_inputs() }}
+
+),
+
+{%- if range_start is not none and built is not none %}
+
+built_inputs as (
+
+    select * from {{ built }}
+
+),
+
+changed as (
+
+    select * from {{ changed_input_rows('now_inputs', 'built_inputs') }}
+
+),
+
+changed_runs as (
+
+    select distinct subject as run_id from changed where input = 'run'
+
+),
+
+differences as (
+
+    -- the first day of a changed line's charge span, and of a changed run's GPU-hour costs
+    select
+        (select min(cs) from changed where input = 'line') as first_changed_line,
+        (
+            select min(run_costs.day_epoch)
+            from {{ ref('int_run_gpu_hour_costs') }} as run_costs
+            inner join changed_runs
+                on changed_runs.run_id = run_costs.run_id
+        ) as first_changed_run
+
+),
+
+first_changes as (
+
+    select
+        floor(first_changed_line / 86400) * 86400 as line_day,
+        first_changed_run as run_day
+    from differences
+
+),
+
+final as (
+
+    select
+        cast(case
+            when states_from.from_hour is null then null
+            else least(
+                states_from.from_hour,
+                coalesce(first_changes.line_day, states_from.from_hour),
+                coalesce(first_changes.run_day, states_from.from_hour)
+            )
+        end as bigint) as from_hour,
+        case
+            when states_from.from_hour is null then states_from.reason
+            when coalesce(first_changes.line_day, states_from.from_hour) < states_from.from_hour
+                and coalesce(first_changes.line_day, states_from.from_hour)
+                <= coalesce(first_changes.run_day, states_from.from_hour)
+                then 'bill lines changed'
+            when coalesce(first_changes.run_day, states_from.from_hour) < states_from.from_hour
+                then 'runs changed'
+            else states_from.reason
+        end as reason
+    from states_from
+    cross join first_changes
+
+)
+
+{%- else %}
+
+final as (
+
+    select
+        cast(null as bigint) as from_hour,
+        case when from_hour is null then reason else 'no earlier build' end as reason
+    from states_from
+
+)
+
+{%- endif %}
+
+select * from final
