@@ -386,6 +386,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
             out["aws_spend_day_2_after"] = _aws_spend(published_path(home), 2, 2)
         out[f"spend_day_{n}"] = _compiled_model(home, "int_daily_spend_allocations")
         out[f"spend_mart_day_{n}"] = _compiled_model(home, "fct_daily_spend")
+        out[f"idle_day_{n}"] = _compiled_model(home, "fct_idle_gpu_hours")
         out[f"units_day_{n}"] = _compiled_model(home, "int_gpu_units")
         out[f"states_day_{n}"] = _compiled_model(home, "int_gpu_hour_states")
         out[f"run_costs_day_{n}"] = _compiled_model(home, "int_run_gpu_hour_costs")
@@ -545,6 +546,8 @@ def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: d
         since = f"where day_epoch >= {_epoch(_day(int(first)))}"
         assert since in history[f"spend_day_{n}"], n
     assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_mart_day_9"]
+    # the idle GPU-hours follow the same choice (their allocated-idle hours are the teams')
+    assert f"where day_epoch >= {_epoch(_day(3))}" in history["idle_day_10"]
     assert "where day_epoch >= -1e+18" in history["spend_day_8"]
     # the S3 lines of day 2 (one a bucket and day, or more) cost 20 % more in the mart
     before, after = history["aws_spend_day_2_before"], history["aws_spend_day_2_after"]

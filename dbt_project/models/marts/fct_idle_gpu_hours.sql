@@ -1,17 +1,26 @@
 -- Idle GPU-hours and their cost by day, team, node and cause. `unallocated` and `down` have no
 -- team; `allocated_idle` belongs to the team of the run holding the GPU (and its cost is also
 -- inside that run's cost: never add it to run costs again).
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the days
+-- from the first hour int_spend_recompute_from chose on (the GPU-hour states' first day, or the
+-- first day of a run whose team changed).
+-- (the first hour: {{ ref('int_spend_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_spend_recompute_from') }}
+{%- set recompute_from = recompute_from_hour('int_spend_recompute_from', is_incremental()) %}
+{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
 with
 
 states as (
 
     select * from {{ ref('int_gpu_hour_states') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
 run_hours as (
 
     select * from {{ ref('int_run_gpu_hour_costs') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
@@ -69,7 +78,8 @@ final as (
         host,
         cause,
         gpu_hours,
-        cost
+        cost,
+        day_epoch
     from unheld
     union all
     select
@@ -78,7 +88,8 @@ final as (
         host,
         cause,
         gpu_hours,
-        cost
+        cost,
+        day_epoch
     from held
 
 )

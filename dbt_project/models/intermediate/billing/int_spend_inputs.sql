@@ -9,4 +9,5 @@
 -- depends_on: {{ ref('fct_daily_spend') }}
 -- depends_on: {{ ref('fct_sub_account_daily_spend') }}
 -- depends_on: {{ ref('fct_spend_breakdown') }}
+-- depends_on: {{ ref('fct_idle_gpu_hours') }}
 {{ spend_inputs() }}

@@ -1,4 +1,5 @@
--- The first hour the spend models stored by day recompute in this run (one row;
+-- The first hour the spend models stored by day (and fct_idle_gpu_hours, whose allocated-idle
+-- hours belong to the runs' teams) recompute in this run (one row;
 -- macros/incremental.sql): int_gpu_hour_states' (int_gpu_hour_states_recompute_from: the range,
 -- or earlier where node costs or failure signals changed: a node-day's bill splits by its runs'
 -- costs and its idle cost), or the first day before it of a bill line or a run that differs from
