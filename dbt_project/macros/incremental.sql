@@ -261,6 +261,14 @@
     {{ return(none if value is none else (value | int)) }}
 {%- endmacro %}
 
+{#- The first hour a model stored from a first day on recomputes, for its SQL: as
+    recompute_from_hour (read from `from_model`), -1e18 (every hour) when that says every hour
+    or the model is built whole -#}
+{% macro first_recomputed_hour(from_model) -%}
+    {%- set value = recompute_from_hour(from_model, is_incremental()) -%}
+    {{ return(-1e18 if value is none else value) }}
+{%- endmacro %}
+
 {#- The rows in one of two relations (CTEs) of the same columns and not in the other, both
     ways: what changed between the inputs a model stored from a first day on was last built from
     (`built`) and this run's (`now`), restricted by `where`. A subquery:

@@ -3,8 +3,7 @@
 -- `incremental_published_by_day`): a run rewrites the days int_gpu_hour_states recomputed.
 -- (the first hour: {{ ref('int_gpu_hour_states_recompute_from') }})
 {{ incremental_published_by_day() }}
-{%- set recompute_from = recompute_from_hour('int_gpu_hour_states_recompute_from', is_incremental()) %}
-{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
+{%- set from_hour = first_recomputed_hour('int_gpu_hour_states_recompute_from') %}
 with
 
 states as (

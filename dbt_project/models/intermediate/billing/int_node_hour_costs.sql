@@ -9,8 +9,7 @@
 -- recomputes that month's days, not the history).
 -- (the first hour: {{ ref('int_node_hour_costs_recompute_from') }})
 {{ incremental_published_by_day(to_last_day='int_node_hour_costs_recompute_from') }}
-{%- set recompute_from = recompute_from_hour('int_node_hour_costs_recompute_from', is_incremental()) %}
-{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
+{%- set from_hour = first_recomputed_hour('int_node_hour_costs_recompute_from') %}
 with
 
 lines as (

@@ -14,8 +14,7 @@
 -- lines and runs only).
 -- (the first hour: {{ ref('int_spend_recompute_from') }})
 {{ incremental_published_by_day(to_last_day='int_spend_recompute_from') }}
-{%- set recompute_from = recompute_from_hour('int_spend_recompute_from', is_incremental()) %}
-{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
+{%- set from_hour = first_recomputed_hour('int_spend_recompute_from') %}
 with
 
 line_days as (

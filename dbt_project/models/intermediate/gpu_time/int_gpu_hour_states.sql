@@ -15,8 +15,7 @@
 -- event reported later), or every day when the GPUs changed.
 -- (the first hour: {{ ref('int_gpu_hour_states_recompute_from') }})
 {{ incremental_by_day(to_last_day='int_gpu_hour_states_recompute_from') }}
-{%- set recompute_from = recompute_from_hour('int_gpu_hour_states_recompute_from', is_incremental()) %}
-{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
+{%- set from_hour = first_recomputed_hour('int_gpu_hour_states_recompute_from') %}
 with
 
 units as (

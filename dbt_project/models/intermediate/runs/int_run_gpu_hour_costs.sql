@@ -5,8 +5,7 @@
 -- changed), from the stored run GPU-hours of those days (int_run_gpu_hours).
 -- (the first hour: {{ ref('int_gpu_hour_states_recompute_from') }})
 {{ incremental_published_by_day() }}
-{%- set recompute_from = recompute_from_hour('int_gpu_hour_states_recompute_from', is_incremental()) %}
-{%- set from_hour = -1e18 if recompute_from is none else recompute_from %}
+{%- set from_hour = first_recomputed_hour('int_gpu_hour_states_recompute_from') %}
 with
 
 run_hours as (
