@@ -4,7 +4,8 @@ One small generated fleet (2 AWS, 1 GCP, 2 on-prem nodes, 10 days, a scrape ever
 is built day by day, one `run_pipeline` per day: days 1-5, day 6 with a CUR redelivery that
 restates the costs of days 1-5, a run over days 4-7, then days 8, 9 (after a redelivery that
 restates only the S3 lines of day 2: no node's cost) and 10 (whose sacct export shows a job of
-day 3 under another team's account). The published marts
+day 3 under another team's account); day 5's sacct export shows a job of day 2 under another
+user. The published marts
 must then equal, mart by mart, those of a `--full-refresh` build of the same landed data. The
 day models must really be incremental: rows of days the day-6 run did not recompute, marked
 before it, are still there after it (the health day models rewrite the day before a run's
@@ -14,8 +15,10 @@ range too: day 5); the full refresh drops such a mark.
 from __future__ import annotations
 
 import json
+import re
 import shutil
-from datetime import date, timedelta
+from collections.abc import Callable
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import duckdb
@@ -35,6 +38,8 @@ DAYS = 10
 RESTATE = 1.1
 # the CUR redelivery before day 9's run restates the S3 lines of day 2 by this factor
 STORAGE_RESTATE = 1.2
+# the generated fleet's slurm_account rules (the accounts of its jobs)
+TEAM_OF_ACCOUNT = {"llm": "llm-training", "research": "research", "rl": "research", "data": "data"}
 # marts that log the runs themselves (a row per run and finding): not a function of the data
 RUN_LOGS = {"fct_data_health"}
 # the day models whose rows of days a run does not recompute must stay as they were, each with
@@ -134,94 +139,98 @@ def _differing_marts(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame]) -> 
     return differing
 
 
-def _restate_cur(home: Path) -> dict[str, float]:
-    """A CUR redelivery of the open month: every cost of the lines of days 1-5 times RESTATE
-    (a new execution id in the manifest). Returns the AWS billed cost of days 1-5 before."""
+def _redeliver_cur(
+    home: Path, restated: Callable[[dict], bool], factor: float, execution: str
+) -> float:
+    """A CUR redelivery of the open month: every cost of the lines `restated` picks times
+    `factor`, the manifest's execution id ending in `execution` (a new delivery). Returns the
+    picked lines' net unblended (billed) cost before."""
     root = home / "sources" / "aws" / "cur" / "fleet-cur"
     (data,) = sorted((root / "data").rglob("*.parquet"))
     table = pq.read_table(data)
-    before = table.to_pylist()
-    cutoff = pa.scalar(_epoch(_day(6)) * 1000, type=pa.timestamp("ms")).as_py()
     costs = [
         f.name
         for f in table.schema
         if pa.types.is_float64(f.type) and f.name != "line_item_usage_amount"
     ]
-    total_before = 0.0
-    rows = []
-    for row in before:
-        if row["line_item_usage_start_date"] < cutoff:
-            total_before += row["line_item_net_unblended_cost"] or 0.0
-            row = {k: (v * RESTATE if k in costs and v is not None else v) for k, v in row.items()}
-        rows.append(row)
-    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), data)
-    (manifest,) = sorted((root / "metadata").rglob("*Manifest.json"))
-    meta = json.loads(manifest.read_text())
-    meta["executionId"] = meta["executionId"][:-4] + "0006"
-    manifest.write_text(json.dumps(meta, indent=2))
-    return {"billed_days_1_5": total_before}
-
-
-def _restate_storage_lines(home: Path) -> float:
-    """A CUR redelivery that restates only the S3 lines (a bucket, no inventory node) that start
-    on day 2, by STORAGE_RESTATE (a new execution id): no node's cost changes. Returns their
-    billed cost before."""
-    root = home / "sources" / "aws" / "cur" / "fleet-cur"
-    (data,) = sorted((root / "data").rglob("*.parquet"))
-    table = pq.read_table(data)
-    start = pa.scalar(_epoch(_day(2)) * 1000, type=pa.timestamp("ms")).as_py()
-    end = pa.scalar(_epoch(_day(3)) * 1000, type=pa.timestamp("ms")).as_py()
-    costs = [
-        f.name
-        for f in table.schema
-        if pa.types.is_float64(f.type) and f.name != "line_item_usage_amount"
-    ]
-    rows, before = [], 0.0
+    before, rows = 0.0, []
     for row in table.to_pylist():
-        if (
-            row["line_item_product_code"] == "AmazonS3"
-            and start <= row["line_item_usage_start_date"] < end
-        ):
+        if restated(row):
             before += row["line_item_net_unblended_cost"] or 0.0
-            row = {
-                k: (v * STORAGE_RESTATE if k in costs and v is not None else v)
-                for k, v in row.items()
-            }
+            row = {k: (v * factor if k in costs and v is not None else v) for k, v in row.items()}
         rows.append(row)
-    assert before > 0
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), data)
     (manifest,) = sorted((root / "metadata").rglob("*Manifest.json"))
     meta = json.loads(manifest.read_text())
-    meta["executionId"] = meta["executionId"][:-4] + "0009"
+    meta["executionId"] = meta["executionId"][:-4] + execution
     manifest.write_text(json.dumps(meta, indent=2))
     return before
 
 
-def _move_a_run_to_another_team(home: Path) -> tuple[str, str]:
-    """A later sacct export (day 10's) shows a GPU job that ran on day 3 under another account
-    (of another team): the latest export's row wins (int_runs__slurm), so the run's team
-    changes, and with it the split of its node-days' bill. Returns the job's JobID and its new
-    team."""
+def _timestamp(n: int) -> datetime:
+    """Midnight of day `n` as the CUR's usage start dates read (pyarrow timestamp[ms])."""
+    return pa.scalar(_epoch(_day(n)) * 1000, type=pa.timestamp("ms")).as_py()
+
+
+def _restate_cur(home: Path) -> dict[str, float]:
+    """A CUR redelivery of the open month: every cost of the lines of days 1-5 times RESTATE.
+    Returns the AWS billed cost of days 1-5 before."""
+    day_6 = _timestamp(6)
+    before = _redeliver_cur(
+        home, lambda row: row["line_item_usage_start_date"] < day_6, RESTATE, "0006"
+    )
+    return {"billed_days_1_5": before}
+
+
+def _restate_storage_lines(home: Path) -> float:
+    """A CUR redelivery that restates only the S3 lines (a bucket, no inventory node) that start
+    on day 2, by STORAGE_RESTATE: no node's cost changes. Returns their billed cost before."""
+    day_2, day_3 = _timestamp(2), _timestamp(3)
+
+    def restated(row: dict) -> bool:
+        start = row["line_item_usage_start_date"]
+        return row["line_item_product_code"] == "AmazonS3" and day_2 <= start < day_3
+
+    before = _redeliver_cur(home, restated, STORAGE_RESTATE, "0009")
+    assert before > 0
+    return before
+
+
+def _re_export_a_job(
+    home: Path, ran_on: int, export_day: int, change: Callable[[dict], None]
+) -> dict[str, str]:
+    """A later sacct export (`export_day`'s) shows the first GPU job that started on day
+    `ran_on` with `change` made to its row: the latest export's row wins (int_runs__slurm).
+    Returns the changed row."""
     sacct = home / "sources" / "aws" / "sacct"
-    lines = (sacct / f"sacct-{_day(3)}.txt").read_text().splitlines()
+    lines = (sacct / f"sacct-{_day(ran_on)}.txt").read_text().splitlines()
     fields = lines[0].split("|")
-    # the generated fleet's slurm_account rules: llm -> llm-training, data -> data
-    other = {"llm": "data", "research": "data", "rl": "data", "data": "llm"}
-    team = {"data": "data", "llm": "llm-training"}
-    for line in lines[1:]:
-        row = dict(zip(fields, line.split("|"), strict=True))
-        if (
-            "." not in row["JobID"]
-            and row["Start"].startswith(str(_day(3)))
-            and row["End"] != "Unknown"
-            and "gres/gpu=" in row["AllocTRES"]
-            and row["Account"] in other
-        ):
-            row["Account"] = other[row["Account"]]
-            with (sacct / f"sacct-{_day(10)}.txt").open("a") as f:
-                f.write("|".join(row[k] for k in fields) + "\n")
-            return row["JobID"], team[row["Account"]]
-    raise AssertionError("no GPU job started on day 3 to move")
+    rows = [dict(zip(fields, line.split("|"), strict=True)) for line in lines[1:]]
+    jobs = [
+        row
+        for row in rows
+        if "." not in row["JobID"]
+        and row["Start"].startswith(str(_day(ran_on)))
+        and row["End"] != "Unknown"
+        and re.search(r"gres/gpu=[0-9]+", row["AllocTRES"])
+        and row["Account"] in TEAM_OF_ACCOUNT
+    ]
+    assert jobs, f"no GPU job started on day {ran_on}"
+    row = jobs[0]
+    change(row)
+    with (sacct / f"sacct-{_day(export_day)}.txt").open("a") as f:
+        f.write("|".join(row[k] for k in fields) + "\n")
+    return row
+
+
+def _move_to_another_team(row: dict) -> None:
+    row["Account"] = {"llm": "data", "research": "data", "rl": "data", "data": "llm"}[
+        row["Account"]
+    ]
+
+
+def _another_user(row: dict) -> None:
+    row["User"] = "auditor"
 
 
 def _mark(home: Path, *days: int) -> dict[str, dict[int, int]]:
@@ -356,7 +365,12 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     )
     out: dict = {"home": home, "results": {}}
     for n in range(1, 6):
+        if n == 5:
+            # day 5's sacct export shows a job of day 2 under another user
+            out["other_user_job"] = _re_export_a_job(home, 2, 5, _another_user)
         out["results"][n] = _run(home, n)
+    out["from_day_5"] = _recomputed_from(home)
+    out["spend_breakdown_day_5"] = _compiled_model(home, "fct_spend_breakdown")
     out["spend_1_5_before"] = _aws_spend(published_path(home), 1, 5)
     out["restated"] = _restate_cur(home)
     out["marked"] = _mark(home, 1, 5)
@@ -380,7 +394,8 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
             out["aws_spend_day_2_before"] = _aws_spend(published_path(home), 2, 2)
             out["storage_day_2"] = _restate_storage_lines(home)
         if n == 10:
-            out["moved_job"] = _move_a_run_to_another_team(home)
+            # day 10's export moves a job of day 3 to another team
+            out["moved_job"] = _re_export_a_job(home, 3, 10, _move_to_another_team)
         out["results"][n] = _run(home, n)
         if n == 9:
             out["aws_spend_day_2_after"] = _aws_spend(published_path(home), 2, 2)
@@ -539,12 +554,18 @@ def test_node_hour_costs_recompute_from_the_first_day_of_a_changed_bill_line(
 
 
 def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: dict) -> None:
-    # the spend models stored by day (int_spend_recompute_from): day 6 from day 1 (the restated
-    # month), day 9 from day 2 (the restated S3 lines), day 10 from day 3 (the moved job),
-    # day 8 every day (the GPUs changed)
-    for n, first in ((6, "1"), (9, "2"), (10, "3")):
-        since = f"where day_epoch >= {_epoch(_day(int(first)))}"
-        assert since in history[f"spend_day_{n}"], n
+    # the spend models stored by day (int_spend_recompute_from): day 5 from day 2 (a day-2
+    # job's new user), day 6 from day 1 (the restated month), day 9 from day 2 (the restated S3
+    # lines), day 10 from day 3 (the moved job), day 8 every day (the GPUs changed)
+    assert history["from_day_5"] == {
+        "units": (_epoch(_day(5)), "range"),
+        "states": (_epoch(_day(5)), "range"),
+        "node_costs": (_epoch(_day(5)), "range"),
+        "spend": (_epoch(_day(2)), "runs changed"),
+    }
+    assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_breakdown_day_5"]
+    for n, first in ((6, 1), (9, 2), (10, 3)):
+        assert f"where day_epoch >= {_epoch(_day(first))}" in history[f"spend_day_{n}"], n
     assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_mart_day_9"]
     # the idle GPU-hours follow the same choice (their allocated-idle hours are the teams')
     assert f"where day_epoch >= {_epoch(_day(3))}" in history["idle_day_10"]
@@ -554,12 +575,20 @@ def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: d
     assert after - before == pytest.approx(
         (STORAGE_RESTATE - 1) * history["storage_day_2"], rel=1e-9
     )
-    # the moved job's run belongs to its new account's team in the published marts
-    job, team = history["moved_job"]
-    runs = history["daily"]["fct_runs"].filter(
-        pl.col("job_id") == job, pl.col("scheduler") == "slurm"
-    )
-    assert runs["team"].to_list() == [team]
+    # the re-exported jobs' runs in the published marts: the moved job's new account's team,
+    # the other user (whose spend is in the cost explorer's mart under that user)
+    runs = history["daily"]["fct_runs"].filter(pl.col("scheduler") == "slurm")
+
+    def run_of(job: dict[str, str]) -> dict:
+        (row,) = runs.filter(pl.col("job_id") == job["JobID"]).to_dicts()
+        return row
+
+    moved, other = history["moved_job"], history["other_user_job"]
+    assert run_of(moved)["team"] == TEAM_OF_ACCOUNT[moved["Account"]]
+    assert run_of(other)["user_name"] == "auditor"
+    breakdown = history["daily"]["fct_spend_breakdown"]
+    auditor = breakdown.filter(pl.col("user_name") == "auditor", pl.col("day") == _day(2))
+    assert auditor.height > 0 and auditor["gpu_node_cost"].sum() > 0
 
 
 def test_the_day_6_redelivery_restated_the_costs_of_days_1_to_5(history: dict) -> None:
