@@ -291,6 +291,20 @@ def _aws_spend(path: Path, first: int, last: int) -> float:
         con.close()
 
 
+def _user_spend(path: Path, user: str, day: int) -> float:
+    """The GPU-node spend of `user`'s runs on `day` in the cost explorer's mart."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        row = con.execute(
+            "select sum(gpu_node_cost) from main.fct_spend_breakdown where user_name = ? "
+            "and day = ?",
+            [user, _day(day)],
+        ).fetchone()
+        return float(row[0]) if row and row[0] is not None else 0.0
+    finally:
+        con.close()
+
+
 def _compiled_model(home: Path, model: str) -> str:
     """The compiled SQL of `model` in the home's last dbt build."""
     runs = [p for p in (home / "build" / "dbt").iterdir() if (p / "run_results.json").is_file()]
@@ -370,6 +384,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
             out["other_user_job"] = _re_export_a_job(home, 2, 5, _another_user)
         out["results"][n] = _run(home, n)
     out["from_day_5"] = _recomputed_from(home)
+    out["auditor_day_2_after_day_5"] = _user_spend(published_path(home), "auditor", 2)
     out["spend_breakdown_day_5"] = _compiled_model(home, "fct_spend_breakdown")
     out["spend_1_5_before"] = _aws_spend(published_path(home), 1, 5)
     out["restated"] = _restate_cur(home)
@@ -564,6 +579,8 @@ def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: d
         "spend": (_epoch(_day(2)), "runs changed"),
     }
     assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_breakdown_day_5"]
+    # and the day-5 run's published cost explorer mart already showed the new user's day-2 spend
+    assert history["auditor_day_2_after_day_5"] > 0
     for n, first in ((6, 1), (9, 2), (10, 3)):
         assert f"where day_epoch >= {_epoch(_day(first))}" in history[f"spend_day_{n}"], n
     assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_mart_day_9"]
