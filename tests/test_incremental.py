@@ -572,6 +572,8 @@ def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: d
     # the spend models stored by day (int_spend_recompute_from): day 5 from day 2 (a day-2
     # job's new user), day 6 from day 1 (the restated month), day 9 from day 2 (the restated S3
     # lines), day 10 from day 3 (the moved job), day 8 every day (the GPUs changed)
+    # the day-5 run's published cost explorer mart already shows the new user's day-2 spend
+    assert history["auditor_day_2_after_day_5"] > 0
     assert history["from_day_5"] == {
         "units": (_epoch(_day(5)), "range"),
         "states": (_epoch(_day(5)), "range"),
@@ -579,8 +581,6 @@ def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: d
         "spend": (_epoch(_day(2)), "runs changed"),
     }
     assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_breakdown_day_5"]
-    # and the day-5 run's published cost explorer mart already showed the new user's day-2 spend
-    assert history["auditor_day_2_after_day_5"] > 0
     for n, first in ((6, 1), (9, 2), (10, 3)):
         assert f"where day_epoch >= {_epoch(_day(first))}" in history[f"spend_day_{n}"], n
     assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_mart_day_9"]
