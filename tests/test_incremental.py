@@ -278,31 +278,28 @@ def _unmark(home: Path) -> None:
         con.close()
 
 
-def _aws_spend(path: Path, first: int, last: int) -> float:
+def _published_sum(path: Path, sql: str, params: list) -> float:
+    """One sum from the published marts (0 when no row)."""
     con = duckdb.connect(str(path), read_only=True)
     try:
-        row = con.execute(
-            "select sum(billed_cost) from main.fct_daily_spend "
-            "where provider = 'aws' and day between ? and ?",
-            [_day(first), _day(last)],
-        ).fetchone()
+        row = con.execute(sql, params).fetchone()
         return float(row[0]) if row and row[0] is not None else 0.0
     finally:
         con.close()
+
+
+def _aws_spend(path: Path, first: int, last: int) -> float:
+    sql = (
+        "select sum(billed_cost) from main.fct_daily_spend "
+        "where provider = 'aws' and day between ? and ?"
+    )
+    return _published_sum(path, sql, [_day(first), _day(last)])
 
 
 def _user_spend(path: Path, user: str, day: int) -> float:
     """The GPU-node spend of `user`'s runs on `day` in the cost explorer's mart."""
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        row = con.execute(
-            "select sum(gpu_node_cost) from main.fct_spend_breakdown where user_name = ? "
-            "and day = ?",
-            [user, _day(day)],
-        ).fetchone()
-        return float(row[0]) if row and row[0] is not None else 0.0
-    finally:
-        con.close()
+    sql = "select sum(gpu_node_cost) from main.fct_spend_breakdown where user_name = ? and day = ?"
+    return _published_sum(path, sql, [user, _day(day)])
 
 
 def _compiled_model(home: Path, model: str) -> str:
