@@ -252,8 +252,8 @@
 
 {#- The first hour a model stored from a first day on recomputes (epoch seconds), read from the
     one-row model that chose it (`from_model`: int_gpu_units_recompute_from,
-    int_gpu_hour_states_recompute_from or int_node_hour_costs_recompute_from, built before the
-    model and its tests); none for every hour: on a full build, while dbt parses, and when the
+    int_gpu_hour_states_recompute_from, int_node_hour_costs_recompute_from or
+    int_spend_recompute_from, built before the model and its tests); none for every hour: on a full build, while dbt parses, and when the
     model itself is built whole -#}
 {% macro recompute_from_hour(from_model, incremental=true) -%}
     {%- if not execute or not incremental -%}{{ return(none) }}{%- endif -%}

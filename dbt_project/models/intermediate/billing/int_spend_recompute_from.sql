@@ -44,26 +44,27 @@ changed_runs as (
 
 ),
 
-differences as (
-
-    -- the first day of a changed line's charge span, and of a changed run's GPU-hour costs
-    select
-        (select min(cs) from changed where input = 'line') as first_changed_line,
-        (
-            select min(run_costs.day_epoch)
-            from {{ ref('int_run_gpu_hour_costs') }} as run_costs
-            inner join changed_runs
-                on changed_runs.run_id = run_costs.run_id
-        ) as first_changed_run
-
-),
-
 first_changes as (
 
+    -- the first day of a changed line's charge span and of a changed run's GPU-hour costs,
+    -- each the states' first hour when none changed
     select
-        floor(first_changed_line / 86400) * 86400 as line_day,
-        first_changed_run as run_day
-    from differences
+        states_from.from_hour as states_hour,
+        states_from.reason as states_reason,
+        coalesce(
+            floor((select min(cs) from changed where input = 'line') / 86400) * 86400,
+            states_from.from_hour
+        ) as line_day,
+        coalesce(
+            (
+                select min(run_costs.day_epoch)
+                from {{ ref('int_run_gpu_hour_costs') }} as run_costs
+                inner join changed_runs
+                    on changed_runs.run_id = run_costs.run_id
+            ),
+            states_from.from_hour
+        ) as run_day
+    from states_from
 
 ),
 
@@ -71,25 +72,16 @@ final as (
 
     select
         cast(case
-            when states_from.from_hour is null then null
-            else least(
-                states_from.from_hour,
-                coalesce(first_changes.line_day, states_from.from_hour),
-                coalesce(first_changes.run_day, states_from.from_hour)
-            )
+            when states_hour is null then null
+            else least(states_hour, line_day, run_day)
         end as bigint) as from_hour,
         case
-            when states_from.from_hour is null then states_from.reason
-            when coalesce(first_changes.line_day, states_from.from_hour) < states_from.from_hour
-                and coalesce(first_changes.line_day, states_from.from_hour)
-                <= coalesce(first_changes.run_day, states_from.from_hour)
-                then 'bill lines changed'
-            when coalesce(first_changes.run_day, states_from.from_hour) < states_from.from_hour
-                then 'runs changed'
-            else states_from.reason
+            when states_hour is null then states_reason
+            when line_day < states_hour and line_day <= run_day then 'bill lines changed'
+            when run_day < states_hour then 'runs changed'
+            else states_reason
         end as reason
-    from states_from
-    cross join first_changes
+    from first_changes
 
 )
 
