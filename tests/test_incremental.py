@@ -70,6 +70,9 @@ DAY_BEFORE_MODELS = {
     "int_health_gpu_samples": "sm_clock_mhz",
     "int_health_straggler_buckets": "gpus_compared",
     "int_health_straggler_pieces": "buckets",
+    # a day's last power reading is valid until the meter's next one
+    "int_power_reading_intervals": "kw",
+    "int_pue_daily": "facility_kwh",
 }
 MARKED_MODELS = {**DAY_MODELS, **DAY_BEFORE_MODELS}
 
@@ -480,6 +483,9 @@ def test_the_day_6_run_recomputed_day_6_only(history: dict) -> None:
         assert (
             0 < marked["int_inference_server_hours"][d] <= marked["int_inference_latency_hours"][d]
         )
+        # the on-prem site's two meters (facility, UPS output) read every minute, one PUE row
+        assert marked["int_power_reading_intervals"][d] == 2 * 1440
+        assert marked["int_pue_daily"][d] == 1
     # the marks of days 1 and 5 survived the day-6 run: it did not recompute those days
     for model in DAY_MODELS:
         assert still[model] == marked[model], model

@@ -164,8 +164,9 @@
     unique, accepted_values, relationships) is this macro's output. On top of a test's `where`
     config, a test of a day model (`meta.day_model`, set by incremental_by_day()) reads only
     the days the run recomputed, and the day before them (the most any day model rewrites
-    before its range; a model stored `to_last_day`: every day from the one it recomputed
-    from); a test of a
+    before its range), and so does a test of a published model stored by day over the range
+    (`meta.published_by_day`: fct_pue_daily); a model stored `to_last_day`: every day from the
+    one it recomputed from; a test of a
     model with `meta.test_days_timestamp: <column>` (the
     sample-level staging views over the landing zone) reads only the rows whose timestamp lies
     in those days. The other days' rows are those an earlier run built and tested: a run
@@ -193,7 +194,7 @@
             {%- if recomputed_from is not none -%}
                 {%- do conditions.append('(day_epoch >= ' ~ recomputed_from ~ ')') -%}
             {%- endif -%}
-        {%- elif meta.get('day_model') -%}
+        {%- elif meta.get('day_model') or meta.get('published_by_day') -%}
             {%- set epoch = modules.datetime.date(1970, 1, 1) -%}
             {%- do conditions.append(
                 '(day_epoch >= ' ~ (first - epoch).days * 86400

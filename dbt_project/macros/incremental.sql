@@ -415,9 +415,16 @@
     int_run_gpu_hour_costs, which the alerts read from the published snapshot): like a day
     model's config, but the model stays in the build warehouse the publish step copies; a run
     rewrites the days from the first hour `to_last_day` chose on, and the model's tests read
-    those days (`meta.to_last_day`) -#}
-{% macro incremental_published_by_day(day_column='day_epoch', to_last_day='int_gpu_hour_states_recompute_from') -%}
-    {{ return(adapter.dispatch('stored_by_day')(day_column, {'to_last_day': to_last_day}, in_history=false)) }}
+    those days (`meta.to_last_day`). With `to_last_day=none` (fct_pue_daily) a run rewrites the
+    days of its range and `days_before` days before it, as a day model does, and the tests read
+    the days a day model's do (`meta.published_by_day`). -#}
+{% macro incremental_published_by_day(day_column='day_epoch', to_last_day='int_gpu_hour_states_recompute_from', days_before=0) -%}
+    {%- if to_last_day -%}
+        {%- set meta = {'to_last_day': to_last_day} -%}
+    {%- else -%}
+        {%- set meta = {'published_by_day': true, 'days_before': days_before} -%}
+    {%- endif -%}
+    {{ return(adapter.dispatch('stored_by_day')(day_column, meta, in_history=false)) }}
 {%- endmacro %}
 
 {#- A model of this project as a relation, for a macro a data test also calls (a test's SQL

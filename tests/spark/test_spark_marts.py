@@ -241,12 +241,13 @@ def _rows_by_day(table: Path) -> list[tuple[int, int]]:
     return sorted(duckdb.execute(sql, [f"{table}/*/*.parquet"]).fetchall())
 
 
-# the day models this fleet gives no row: its DCGM hosts are all in the inventory and its
-# exporters send no DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION
+# the day models this fleet gives no row: its DCGM hosts are all in the inventory, its
+# exporters send no DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION and no node has a meter of its own
 EMPTY_DAY_MODELS = {
     "int_dcgm_outside_host_days",
     "int_gpu_energy_counter",
     "int_gpu_energy_last_samples",
+    "int_node_metered_energy",
 }
 
 

@@ -2,13 +2,19 @@
 -- meter's next reading, bounded by its staleness, split at midnight (int_power_reading_intervals,
 -- which also says which meters make the site's total: a child meter is never added to its
 -- parent). IT energy comes from IT meters when a site has them, else it is estimated from DCGM
--- GPU energy plus the rate card's host overhead, and flagged.
+-- GPU energy plus the rate card's host overhead, and flagged. Stored by day like the readings'
+-- intervals (a run rewrites the days of its range and the day before it): a rewritten day takes
+-- every interval that reaches into it, whatever day it started on.
+{{ incremental_by_day(days_before=1) }}
 with
 
 intervals as (
 
-    select * from {{ ref('int_power_reading_intervals') }}
+    select site, meter, meter_kind, kw, valid_from, valid_to
+    from {{ ref('int_power_reading_intervals') }}
     where counts_for_site
+        and valid_to > {{ first_recomputed_epoch(days_before=1) }}
+        and valid_from < {{ after_recomputed_epoch() }}
 
 ),
 
@@ -34,6 +40,7 @@ covered as (
     from by_day
     inner join {{ ref('int_days') }} as days
         on days.day_epoch = by_day.day_epoch
+    where {{ in_recomputed_days('by_day.day_epoch', days_before=1) }}
 
 ),
 
@@ -58,6 +65,7 @@ estimated as (
     from {{ ref('int_gpu_hour_telemetry') }} as telemetry
     inner join {{ ref('int_gpus') }} as gpus
         on gpus.gpu_uuid = telemetry.gpu_uuid
+    where {{ in_recomputed_days('telemetry.day_epoch', days_before=1) }}
     group by gpus.site, floor(telemetry.hour_epoch / 86400) * 86400
 
 ),
