@@ -192,7 +192,9 @@
                 it, macros/incremental.sql); every row when it recomputed every day -#}
             {%- set recomputed_from = recompute_from_hour(meta['to_last_day']) -%}
             {%- if recomputed_from is not none -%}
-                {%- do conditions.append('(day_epoch >= ' ~ recomputed_from ~ ')') -%}
+                {%- do conditions.append(
+                    '(' ~ (meta.get('stored_by') or 'day_epoch') ~ ' >= ' ~ recomputed_from ~ ')'
+                ) -%}
             {%- endif -%}
         {%- elif meta.get('day_model') or meta.get('published_by_day') -%}
             {%- set epoch = modules.datetime.date(1970, 1, 1) -%}

@@ -420,7 +420,7 @@
     the days a day model's do (`meta.published_by_day`). -#}
 {% macro incremental_published_by_day(day_column='day_epoch', to_last_day='int_gpu_hour_states_recompute_from', days_before=0) -%}
     {%- if to_last_day -%}
-        {%- set meta = {'to_last_day': to_last_day} -%}
+        {%- set meta = {'to_last_day': to_last_day, 'stored_by': day_column} -%}
     {%- else -%}
         {%- set meta = {'published_by_day': true, 'days_before': days_before} -%}
     {%- endif -%}

@@ -292,6 +292,7 @@ def test_a_one_day_incremental_run_overwrites_only_that_days_partitions(
     # on (int_gpu_units_recompute_from, ...): left out, they would still say "full build"
     choosers = sorted(p.stem for p in PROJECT.glob("models/**/*_recompute_from.sql"))
     assert choosers == [
+        "int_billing_lines_recompute_from",
         "int_gpu_hour_states_recompute_from",
         "int_gpu_units_recompute_from",
         "int_node_hour_costs_recompute_from",

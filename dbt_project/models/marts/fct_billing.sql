@@ -1,10 +1,16 @@
 -- Every bill line in FOCUS shape (columns in the line's BillingCurrency) plus reporting-currency
 -- costs and lineage. On-prem nodes appear as synthetic rate-card lines.
+-- Stored by billing period (macros/billing_periods.sql): a run rewrites the periods from the one
+-- int_billing_lines_recompute_from chose on (the first period: {{ ref('int_billing_lines_recompute_from') }}).
+{{ incremental_published_by_day(
+    day_column='billing_period_epoch', to_last_day='int_billing_lines_recompute_from'
+) }}
 with
 
 lines as (
 
     select * from {{ ref('int_billing_lines') }}
+    where billing_period_epoch >= {{ first_recomputed_hour('int_billing_lines_recompute_from') }}
 
 ),
 
@@ -44,7 +50,8 @@ final as (
         x_list_cost_reporting,
         x_split_parent_resource_id,
         x_split_cost,
-        x_split_cost_reporting
+        x_split_cost_reporting,
+        billing_period_epoch
     from lines
 
 )

@@ -14,6 +14,7 @@ lines as (
     select
         'aws:' || x_source || ':' || x_billing_period || ':' || x_source_file || ':'
             || cast(x_line_number as string) as x_line_key,
+        x_billing_period,
         currency,
         usage_type,
         resource_id,
@@ -30,6 +31,7 @@ fees as (
 
     select
         x_line_key,
+        x_billing_period,
         currency,
         coalesce(capacity_reservation_arn, resource_id) as reservation,
         unblended_cost as fee
@@ -42,6 +44,7 @@ block_hours as (
 
     select
         x_line_key,
+        x_billing_period,
         currency,
         capacity_reservation_arn,
         usage_amount
@@ -58,8 +61,10 @@ fee_blocks as (
 
     select
         fees.x_line_key as fee_line_key,
+        fees.x_billing_period as fee_billing_period,
         fees.fee,
         block_hours.x_line_key,
+        block_hours.x_billing_period,
         block_hours.usage_amount,
         sum(block_hours.usage_amount) over (partition by fees.x_line_key) as block_hours
     from fees
@@ -74,25 +79,29 @@ fee_blocks as (
 
 shares as (
 
-    select x_line_key, sum(fee * usage_amount / block_hours) as amortised
+    select x_line_key, x_billing_period, sum(fee * usage_amount / block_hours) as amortised
     from fee_blocks
-    group by x_line_key
+    group by x_line_key, x_billing_period
 
 ),
 
 fee_lines as (
 
-    select fee_line_key as x_line_key, -max(fee) as amortised
+    select
+        fee_line_key as x_line_key,
+        fee_billing_period as x_billing_period,
+        -max(fee) as amortised
     from fee_blocks
-    group by fee_line_key
+    group by fee_line_key, fee_billing_period
 
 ),
 
 final as (
 
-    select x_line_key, amortised, false as is_capacity_block_fee from shares
+    select x_line_key, x_billing_period, amortised, false as is_capacity_block_fee from shares
     union all
-    select x_line_key, amortised, true as is_capacity_block_fee from fee_lines
+    select x_line_key, x_billing_period, amortised, true as is_capacity_block_fee
+    from fee_lines
 
 )
 

@@ -7,17 +7,23 @@
 -- x_line_key is the line's lineage (source, period, file, row): CUR line item ids are not unique
 -- in every export (split rows, Athena copies). EC2 Capacity Block fees are amortised over the
 -- block's instance-hours (int_aws_capacity_blocks: its `amortised` is added to EffectiveCost).
+-- Stored by billing period (macros/billing_periods.sql): a run rewrites the periods from the one
+-- int_billing_lines_recompute_from chose on (the first period: {{ ref('int_billing_lines_recompute_from') }}).
+{{ incremental_published_by_day(
+    day_column='billing_period_epoch', to_last_day='int_billing_lines_recompute_from'
+) }}
 with
 
 lines as (
 
     select * from {{ ref('stg_aws_cur__line_items') }}
+    where {{ in_recomputed_periods('x_billing_period') }}
 
 ),
 
 capacity_blocks as (
 
-    select * from {{ ref('int_aws_capacity_blocks') }}
+    select x_line_key, amortised from {{ ref('int_aws_capacity_blocks') }}
 
 ),
 
@@ -70,7 +76,8 @@ final as (
         region as region_id,
         usage_account_id as sub_account_id,
         resource_tags as tags,
-        currency as billing_currency
+        currency as billing_currency,
+        {{ period_epoch('x_billing_period') }} as billing_period_epoch
     from lines
     left join capacity_blocks
         on capacity_blocks.x_line_key = 'aws:' || lines.x_source || ':' || lines.x_billing_period

@@ -1,11 +1,17 @@
 -- FOCUS lines (FOCUS files of any provider; Azure and OCI exports mapped at ingest) in the
 -- shape of int_billing_lines. The provider is the one ingest derived from ServiceProviderName
 -- (1.3) or ProviderName (1.0–1.2): aws | azure | gcp | oci | a neocloud's name.
+-- Stored by billing period (macros/billing_periods.sql): a run rewrites the periods from the one
+-- int_billing_lines_recompute_from chose on (the first period: {{ ref('int_billing_lines_recompute_from') }}).
+{{ incremental_published_by_day(
+    day_column='billing_period_epoch', to_last_day='int_billing_lines_recompute_from'
+) }}
 with
 
 lines as (
 
     select * from {{ ref('stg_focus__lines') }}
+    where {{ in_recomputed_periods('x_billing_period') }}
 
 ),
 
@@ -40,7 +46,8 @@ final as (
         coalesce(region_id, region_name) as region_id,
         sub_account_id,
         tags,
-        billing_currency
+        billing_currency,
+        {{ period_epoch('x_billing_period') }} as billing_period_epoch
     from lines
 
 )

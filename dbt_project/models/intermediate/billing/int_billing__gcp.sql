@@ -6,11 +6,17 @@
 -- resource-based commitment fees onto the usage their CUD credits cover (int_gcp_commitments):
 -- net cost + the line's amortised share (a fee row: − what was amortised away, leaving the unused
 -- commitment); commitment fee rows are ChargeCategory Purchase.
+-- Stored by billing period (macros/billing_periods.sql): a run rewrites the periods from the one
+-- int_billing_lines_recompute_from chose on (the first period: {{ ref('int_billing_lines_recompute_from') }}).
+{{ incremental_published_by_day(
+    day_column='billing_period_epoch', to_last_day='int_billing_lines_recompute_from'
+) }}
 with
 
 lines as (
 
     select * from {{ ref('stg_gcp_billing__lines') }}
+    where {{ in_recomputed_periods('invoice_month', '%Y%m') }}
 
 ),
 
@@ -22,7 +28,7 @@ list_prices as (
 
 commitments as (
 
-    select * from {{ ref('int_gcp_commitments') }}
+    select x_line_key, amortised from {{ ref('int_gcp_commitments') }}
 
 ),
 
@@ -87,7 +93,9 @@ final as (
         region as region_id,
         project_id as sub_account_id,
         labels as tags,
-        currency as billing_currency
+        currency as billing_currency,
+        {{ period_epoch("substr(priced.invoice_month, 1, 4) || '-' || substr(priced.invoice_month, 5, 2)") }}
+            as billing_period_epoch
     from priced
     left join commitments
         on commitments.x_line_key = 'gcp:' || priced.x_source || ':' || priced.x_source_file

@@ -2,6 +2,11 @@
 -- capex / (amortisation months x 730 h) plus the node's IT energy in the hour (its own meter when
 -- it has one, else DCGM GPU energy plus the configured host overhead) x power price x the
 -- site-day PUE.
+-- Stored by billing period (macros/billing_periods.sql): a run rewrites the periods from the one
+-- int_billing_lines_recompute_from chose on (the first period: {{ ref('int_billing_lines_recompute_from') }}).
+{{ incremental_published_by_day(
+    day_column='billing_period_epoch', to_last_day='int_billing_lines_recompute_from'
+) }}
 with
 
 rate_cards as (
@@ -19,6 +24,7 @@ inventory as (
 hours as (
 
     select * from {{ ref('int_hours') }}
+    where hour_epoch >= {{ first_recomputed_hour('int_billing_lines_recompute_from') }}
 
 ),
 
@@ -105,6 +111,7 @@ final as (
         site as sub_account_id,
         cast(null as string) as tags,
         currency as billing_currency,
+        {{ to_epoch(dbt.date_trunc('month', from_epoch('hour_epoch'))) }} as billing_period_epoch,
         it_kwh as x_energy_kwh,
         energy_cost as x_energy_cost
     from costed

@@ -1,27 +1,37 @@
 -- Every bill line from every billing source, in one FOCUS-shaped table.
+-- Stored by billing period (macros/billing_periods.sql): a run rewrites the periods from the one
+-- int_billing_lines_recompute_from chose on (the first period: {{ ref('int_billing_lines_recompute_from') }}).
+{{ incremental_published_by_day(
+    day_column='billing_period_epoch', to_last_day='int_billing_lines_recompute_from'
+) }}
+{%- set from_hour = first_recomputed_hour('int_billing_lines_recompute_from') %}
 with
 
 aws as (
 
     select * from {{ ref('int_billing__aws') }}
+    where billing_period_epoch >= {{ from_hour }}
 
 ),
 
 gcp as (
 
     select * from {{ ref('int_billing__gcp') }}
+    where billing_period_epoch >= {{ from_hour }}
 
 ),
 
 focus as (
 
     select * from {{ ref('int_billing__focus') }}
+    where billing_period_epoch >= {{ from_hour }}
 
 ),
 
 rate_card as (
 
     select * from {{ ref('int_billing__rate_card') }}
+    where billing_period_epoch >= {{ from_hour }}
 
 ),
 

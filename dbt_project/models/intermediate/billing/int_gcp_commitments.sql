@@ -16,6 +16,7 @@ lines as (
     select
         'gcp:' || x_source || ':' || x_source_file || ':' || cast(x_line_number as string)
             as x_line_key,
+        substr(invoice_month, 1, 4) || '-' || substr(invoice_month, 5, 2) as x_billing_period,
         coalesce(billing_account_id, '') as billing_account_id,
         currency,
         coalesce(region, '') as region,
@@ -53,6 +54,7 @@ covered as (
 
     select
         x_line_key,
+        x_billing_period,
         billing_account_id,
         currency,
         region,
@@ -98,6 +100,7 @@ shares as (
 
     select
         covered.x_line_key,
+        covered.x_billing_period,
         pools.billing_account_id,
         pools.currency,
         pools.region,
@@ -132,6 +135,7 @@ fee_rows as (
 
     select
         lines.x_line_key,
+        lines.x_billing_period,
         -pool_amortised.amortised * lines.cost / fees.fee as amortised
     from lines
     inner join fees
@@ -152,9 +156,9 @@ fee_rows as (
 
 final as (
 
-    select x_line_key, amortised, false as is_commitment_fee from shares
+    select x_line_key, x_billing_period, amortised, false as is_commitment_fee from shares
     union all
-    select x_line_key, amortised, true as is_commitment_fee from fee_rows
+    select x_line_key, x_billing_period, amortised, true as is_commitment_fee from fee_rows
 
 )
 

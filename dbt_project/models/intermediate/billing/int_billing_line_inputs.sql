@@ -1,0 +1,12 @@
+-- What the bill lines stored by billing period were last built from (macros/billing_periods.sql,
+-- `billing_line_inputs`): each landed period's source totals, the Capacity Block and GCP
+-- commitment shares, the GCP list price versions. Built after the six models stored from
+-- int_billing_lines_recompute_from, so that the next run compares its own with these (a build
+-- that fails before keeps the older copy: the next run recomputes at least as much).
+-- depends_on: {{ ref('int_billing__aws') }}
+-- depends_on: {{ ref('int_billing__gcp') }}
+-- depends_on: {{ ref('int_billing__focus') }}
+-- depends_on: {{ ref('int_billing__rate_card') }}
+-- depends_on: {{ ref('int_billing_lines') }}
+-- depends_on: {{ ref('fct_billing') }}
+{{ billing_line_inputs() }}
