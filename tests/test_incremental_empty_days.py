@@ -97,10 +97,11 @@ COPIED_COLUMNS = (
     ("int_gpu_hour_state_inputs", "energy_kwh"),
     ("int_node_hour_cost_inputs", "energy_kwh"),
     ("int_spend_inputs", "cost"),
+    ("int_billing_line_inputs", "other_amount"),
 )
 REASONS = " union all ".join(
     f"select '{name}', reason from intermediate.int_{name}_recompute_from"
-    for name in ("gpu_units", "gpu_hour_states", "node_hour_costs", "spend")
+    for name in ("gpu_units", "gpu_hour_states", "node_hour_costs", "spend", "billing_lines")
 )
 
 
@@ -160,6 +161,7 @@ def test_an_upgrade_rebuilds_in_full_whatever_columns_the_old_copies_had(homes) 
     # the one-row models that choose where the models stored by day start say 'full build'
     # (they compared nothing), and the marts are the full build's
     assert sorted(homes["upgraded_reasons"]) == [
+        ("billing_lines", "full build"),
         ("gpu_hour_states", "full build"),
         ("gpu_units", "full build"),
         ("node_hour_costs", "full build"),

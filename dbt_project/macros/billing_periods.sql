@@ -7,9 +7,10 @@
     line's hour's month), and a run recomputes every period from the one
     int_billing_lines_recompute_from chose on. -#}
 
-{#- The first UTC midnight of a `YYYY-MM` billing period (a string expression), epoch seconds -#}
+{#- The first UTC midnight of a `YYYY-MM` billing period (a string expression), epoch seconds
+    as a bigint (a partition value: Spark would write a double's as `1.7908128E9`) -#}
 {% macro period_epoch(period) -%}
-    {{ to_epoch(dbt.cast(period ~ " || '-01 00:00:00'", api.Column.translate_type('timestamp'))) }}
+    cast({{ to_epoch(dbt.cast(period ~ " || '-01 00:00:00'", api.Column.translate_type('timestamp'))) }} as bigint)
 {%- endmacro %}
 
 {#- The first billing period a model stored by billing period recomputes, in `format` (as
@@ -83,9 +84,9 @@
         sku_id || ':' || currency_code || ':' || cast(fetched_at as string) as subject,
         -- a GCP invoice month is a Pacific month: the period of the day before the version
         case
-            when valid_from is not null then {{ to_epoch(dbt.date_trunc(
+            when valid_from is not null then cast({{ to_epoch(dbt.date_trunc(
                 'month', dbt.dateadd('day', -1, 'valid_from')
-            )) }}
+            )) }} as bigint)
         end as period_epoch,
         unit_price as amount,
         cast(null as double) as other_amount,

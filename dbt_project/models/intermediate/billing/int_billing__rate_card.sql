@@ -111,9 +111,10 @@ final as (
         site as sub_account_id,
         cast(null as string) as tags,
         currency as billing_currency,
-        {{ to_epoch(dbt.date_trunc('month', from_epoch('hour_epoch'))) }} as billing_period_epoch,
         it_kwh as x_energy_kwh,
-        energy_cost as x_energy_cost
+        energy_cost as x_energy_cost,
+        cast({{ to_epoch(dbt.date_trunc('month', from_epoch('hour_epoch'))) }} as bigint)
+            as billing_period_epoch
     from costed
 
 )
