@@ -415,7 +415,9 @@
     int_run_gpu_hour_costs, which the alerts read from the published snapshot): like a day
     model's config, but the model stays in the build warehouse the publish step copies; a run
     rewrites the days from the first hour `to_last_day` chose on, and the model's tests read
-    those days (`meta.to_last_day`). With `to_last_day=none` (fct_pue_daily) a run rewrites the
+    those days (`meta.to_last_day`). `day_column` may be another partition: the bill lines are
+    stored by `billing_period_epoch` (macros/billing_periods.sql), and their tests read the
+    periods from the chosen one on (`meta.stored_by`). With `to_last_day=none` (fct_pue_daily) a run rewrites the
     days of its range and `days_before` days before it, as a day model does, and the tests read
     the days a day model's do (`meta.published_by_day`). -#}
 {% macro incremental_published_by_day(day_column='day_epoch', to_last_day='int_gpu_hour_states_recompute_from', days_before=0) -%}
