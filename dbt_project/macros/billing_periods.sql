@@ -60,24 +60,19 @@
         round(source_total, 6) as other_amount,
         cast(computed_at as string) as version
     from {{ model_relation('stg_billing_totals__source_totals') }}
+    {%- for input, model in [
+        ('capacity_block', 'int_aws_capacity_blocks'), ('commitment', 'int_gcp_commitments')
+    ] %}
     union all
     select
-        'capacity_block' as input,
+        '{{ input }}' as input,
         x_line_key as subject,
         {{ period_epoch('x_billing_period') }} as period_epoch,
         round(amortised, 6) as amount,
         cast(null as double) as other_amount,
         cast(null as string) as version
-    from {{ model_relation('int_aws_capacity_blocks') }}
-    union all
-    select
-        'commitment' as input,
-        x_line_key as subject,
-        {{ period_epoch('x_billing_period') }} as period_epoch,
-        round(amortised, 6) as amount,
-        cast(null as double) as other_amount,
-        cast(null as string) as version
-    from {{ model_relation('int_gcp_commitments') }}
+    from {{ model_relation(model) }}
+    {%- endfor %}
     union all
     select
         'list_price' as input,

@@ -269,6 +269,15 @@
     {{ return(-1e18 if value is none else value) }}
 {%- endmacro %}
 
+{#- The choice of a one-row `*_recompute_from` model that compares nothing (the body of its
+    final CTE): every hour, on a full build (`range_start` none: the copies an older version
+    left may have other columns) or when no earlier build left the inputs to compare with -#}
+{% macro no_comparison_choice(range_start) -%}
+    select
+        cast(null as bigint) as from_hour,
+        '{{ "full build" if range_start is none else "no earlier build" }}' as reason
+{%- endmacro %}
+
 {#- The rows in one of two relations (CTEs) of the same columns and not in the other, both
     ways: what changed between the inputs a model stored from a first day on was last built from
     (`built`) and this run's (`now`), restricted by `where`. A subquery:

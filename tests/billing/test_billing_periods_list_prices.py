@@ -77,32 +77,33 @@ def _fetch(sku: str, price: float, fetched: datetime) -> dict:
     }
 
 
-def _list_costs(home: Path) -> dict[str, float]:
+def _query(home: Path, sql: str) -> list[tuple]:
     con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
     try:
-        rows = con.execute(
-            "select x_line_key, list_cost from intermediate.int_billing_lines order by 1"
-        ).fetchall()
-        return {key.rsplit(":", 1)[1]: cost for key, cost in rows}
+        return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def _list_costs(home: Path) -> dict[str, float]:
+    rows = _query(home, "select x_line_key, list_cost from intermediate.int_billing_lines")
+    return {key.rsplit(":", 1)[1]: cost for key, cost in rows}
 
 
 def _choice(home: Path) -> tuple:
-    con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
-    try:
-        sql = "select from_hour, reason from intermediate.int_billing_lines_recompute_from"
-        return con.execute(sql).fetchone()
-    finally:
-        con.close()
+    sql = "select from_hour, reason from intermediate.int_billing_lines_recompute_from"
+    return _query(home, sql)[0]
 
 
 def _lines(home: Path) -> list[tuple]:
-    con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
-    try:
-        return con.execute("select * from intermediate.int_billing_lines order by 1").fetchall()
-    finally:
-        con.close()
+    return _query(home, "select * from intermediate.int_billing_lines order by 1")
+
+
+def _land_fetch(home: Path, sku: str, price: float, fetched: datetime) -> None:
+    """A Cloud Catalog fetch of one SKU's price (its own landing partition)."""
+    partition = f"date={fetched.date()}"
+    rows = frame("gcp_catalog_skus", [_fetch(sku, price, fetched)])
+    land(home, "gcp_catalog_skus", "gcp-catalog", partition, rows)
 
 
 @pytest.fixture(scope="module")
@@ -116,28 +117,10 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         _line(4, "L4", datetime(2026, 11, 1, 6, tzinfo=UTC), "202610", 10.0, 15.0),
     ]
     nov_lines = [_line(2, "L4", datetime(2026, 11, 1, 12, tzinfo=UTC), "202611", 10.0, 15.0)]
-    land(
-        home,
-        "gcp_billing_lines",
-        "gcp-export",
-        "period=2026-10",
-        frame("gcp_billing_lines", oct_lines),
-    )
-    land(
-        home,
-        "gcp_billing_lines",
-        "gcp-export",
-        "period=2026-11",
-        frame("gcp_billing_lines", nov_lines),
-    )
-    first_fetch = datetime(2026, 10, 1, tzinfo=UTC)
-    land(
-        home,
-        "gcp_catalog_skus",
-        "gcp-catalog",
-        "date=2026-10-01",
-        frame("gcp_catalog_skus", [_fetch("L4", 2.0, first_fetch)]),
-    )
+    for period, rows in (("2026-10", oct_lines), ("2026-11", nov_lines)):
+        lines = frame("gcp_billing_lines", rows)
+        land(home, "gcp_billing_lines", "gcp-export", f"period={period}", lines)
+    _land_fetch(home, "L4", 2.0, datetime(2026, 10, 1, tzinfo=UTC))
     seen: dict[str, Any] = {}
     days: list[date] = []
 
@@ -149,23 +132,9 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         return _choice(home), _list_costs(home)
 
     seen["nov2"] = run(date(2026, 11, 2))
-    new_price = datetime(2026, 11, 1, 5, tzinfo=UTC)
-    land(
-        home,
-        "gcp_catalog_skus",
-        "gcp-catalog",
-        "date=2026-11-01",
-        frame("gcp_catalog_skus", [_fetch("L4", 3.0, new_price)]),
-    )
+    _land_fetch(home, "L4", 3.0, datetime(2026, 11, 1, 5, tzinfo=UTC))
     seen["nov3"] = run(date(2026, 11, 3))
-    first_a100 = datetime(2026, 11, 3, 9, tzinfo=UTC)
-    land(
-        home,
-        "gcp_catalog_skus",
-        "gcp-catalog",
-        "date=2026-11-03",
-        frame("gcp_catalog_skus", [_fetch("A100", 7.0, first_a100)]),
-    )
+    _land_fetch(home, "A100", 7.0, datetime(2026, 11, 3, 9, tzinfo=UTC))
     seen["nov4"] = run(date(2026, 11, 4))
     seen["lines"] = _lines(home)
     dbt_build(home, SELECT, exclude="test_type:singular", full_refresh=True)

@@ -76,9 +76,7 @@ final as (
 
 final as (
 
-    select
-        cast(null as bigint) as from_hour,
-        '{{ "full build" if range_start is none else "no earlier build" }}' as reason
+    {{ no_comparison_choice(range_start) }}
 
 )
 
