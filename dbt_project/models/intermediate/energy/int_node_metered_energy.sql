@@ -58,8 +58,8 @@ final as (
     select
         host,
         hour_epoch,
-        floor(hour_epoch / 86400) * 86400 as day_epoch,
-        sum(kw * (least(t_end, hour_epoch + 3600) - greatest(t, hour_epoch))) / 3600 as it_kwh
+        sum(kw * (least(t_end, hour_epoch + 3600) - greatest(t, hour_epoch))) / 3600 as it_kwh,
+        floor(hour_epoch / 86400) * 86400 as day_epoch
     from spread
     group by host, hour_epoch
 
