@@ -12,6 +12,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
@@ -208,3 +209,47 @@ def totals_by_hand(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def parquet_rows(path: Path) -> list[dict[str, Any]]:
     return pq.read_table(path).to_pylist()
+
+
+def write_cur2_delivery(
+    root: Path, period: str, execution: str, table: pa.Table, name: str | None = None
+) -> None:
+    """A local CUR 2.0 delivery of `period` under `root` (the export's folder): one data file
+    (`name`, default `<execution>-00001.snappy.parquet`) and the manifest naming it; a
+    redelivery replaces both."""
+    data = root / f"data/BILLING_PERIOD={period}"
+    meta = root / f"metadata/BILLING_PERIOD={period}"
+    data.mkdir(parents=True, exist_ok=True)
+    meta.mkdir(parents=True, exist_ok=True)
+    for old in data.glob("*.parquet"):
+        old.unlink()
+    name = name or f"{execution}-00001.snappy.parquet"
+    pq.write_table(table, data / name)
+    manifest = {
+        "executionId": execution,
+        "columns": [
+            {"name": c, "type": str(t)}
+            for c, t in zip(table.column_names, table.schema.types, strict=True)
+        ],
+        "dataFiles": [f"s3://bucket/cur/cb/data/BILLING_PERIOD={period}/{name}"],
+    }
+    (meta / "cb-Manifest.json").write_text(json.dumps(manifest))
+
+
+def one_p5_config(source: str, location: Path, resource_id: str) -> Config:
+    """A local `aws_cur` source and one p5.48xlarge node (8 GPUs, us-east-2) billed as
+    `resource_id`."""
+    return Config.model_validate(
+        {
+            "sources": [{"name": source, "kind": "aws_cur", "location": str(location)}],
+            "inventory": [
+                {
+                    "host": "p5-1",
+                    "resource_id": resource_id,
+                    "provider": "aws",
+                    "site": "us-east-2",
+                    "gpus": 8,
+                }
+            ],
+        }
+    )

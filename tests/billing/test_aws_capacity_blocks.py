@@ -15,18 +15,16 @@ node = 3 × 24 = $72.00; unattributed = $24.00.
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from aws_cur_helpers import one_p5_config, write_cur2_delivery
 from dbt_in_process import dbt_build
 
-from fleetledger.config import Config
 from fleetledger.config_tables import record_accounted_days, write_config_tables
 from ingest.core.landing import write_schema_files
 from ingest.registry import ingest_source
@@ -71,46 +69,14 @@ def export(root: Path) -> None:
             *["EC2 Capacity Blocks for ML"] * 4,
         ],
     }
-    table = pa.table(cols)
-    data = root / "data/BILLING_PERIOD=2026-11"
-    meta = root / "metadata/BILLING_PERIOD=2026-11"
-    data.mkdir(parents=True)
-    meta.mkdir(parents=True)
-    pq.write_table(table, data / "cb-00001.snappy.parquet")
-    (meta / "cb-Manifest.json").write_text(
-        json.dumps(
-            {
-                "executionId": "cb-1",
-                "columns": [
-                    {"name": c, "type": str(t)}
-                    for c, t in zip(table.column_names, table.schema.types, strict=True)
-                ],
-                "dataFiles": [
-                    "s3://bucket/cur/cb/data/BILLING_PERIOD=2026-11/cb-00001.snappy.parquet"
-                ],
-            }
-        )
-    )
+    write_cur2_delivery(root, "2026-11", "cb-1", pa.table(cols), name="cb-00001.snappy.parquet")
 
 
 @pytest.fixture(scope="module")
 def con(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
     home = tmp_path_factory.mktemp("capacity-block")
     export(home / "cur" / "cb")
-    cfg = Config.model_validate(
-        {
-            "sources": [{"name": "cb-cur", "kind": "aws_cur", "location": str(home / "cur/cb")}],
-            "inventory": [
-                {
-                    "host": "p5-1",
-                    "resource_id": NODE,
-                    "provider": "aws",
-                    "site": "us-east-2",
-                    "gpus": 8,
-                }
-            ],
-        }
-    )
+    cfg = one_p5_config("cb-cur", home / "cur/cb", NODE)
     write_schema_files(home)
     report = ingest_source(cfg, cfg.source("cb-cur"), [DAY], home)
     assert (report.rows_landed, report.rows_quarantined) == (5, 0)

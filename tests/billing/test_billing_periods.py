@@ -23,18 +23,16 @@ Every run's lines equal a full rebuild's of the same landed data.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from aws_cur_helpers import one_p5_config, write_cur2_delivery
 from dbt_in_process import dbt_build
 
-from fleetledger.config import Config
 from fleetledger.config_tables import record_accounted_days, write_config_tables
 from ingest.core.landing import write_schema_files
 from ingest.registry import ingest_source
@@ -123,24 +121,7 @@ def _deliver(root: Path, period: str, execution: str, rows: list[dict[str, Any]]
     cols["bill_billing_period_start_date"] = [start] * len(rows)
     cols["line_item_currency_code"] = ["USD"] * len(rows)
     cols["product_region_code"] = ["us-east-2"] * len(rows)
-    table = pa.table(cols)
-    data = root / f"data/BILLING_PERIOD={period}"
-    meta = root / f"metadata/BILLING_PERIOD={period}"
-    data.mkdir(parents=True, exist_ok=True)
-    meta.mkdir(parents=True, exist_ok=True)
-    for old in data.glob("*.parquet"):
-        old.unlink()
-    name = f"{execution}-00001.snappy.parquet"
-    pq.write_table(table, data / name)
-    manifest = {
-        "executionId": execution,
-        "columns": [
-            {"name": c, "type": str(t)}
-            for c, t in zip(table.column_names, table.schema.types, strict=True)
-        ],
-        "dataFiles": [f"s3://bucket/cur/cb/data/BILLING_PERIOD={period}/{name}"],
-    }
-    (meta / "cb-Manifest.json").write_text(json.dumps(manifest))
+    write_cur2_delivery(root, period, execution, pa.table(cols))
 
 
 class Fleet:
@@ -149,20 +130,7 @@ class Fleet:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.cur = home / "cur" / "cb"
-        self.cfg = Config.model_validate(
-            {
-                "sources": [{"name": "cb-cur", "kind": "aws_cur", "location": str(self.cur)}],
-                "inventory": [
-                    {
-                        "host": "p5-1",
-                        "resource_id": NODE,
-                        "provider": "aws",
-                        "site": "us-east-2",
-                        "gpus": 8,
-                    }
-                ],
-            }
-        )
+        self.cfg = one_p5_config("cb-cur", self.cur, NODE)
         self.days: list[date] = []
         write_schema_files(home)
         write_config_tables(self.cfg, home)
@@ -192,12 +160,10 @@ class Fleet:
         )[0]
 
     def effective(self) -> dict[str, float]:
-        """Each line's effective cost (reporting currency) in fct_billing, by line id."""
+        """Each line's effective cost in fct_billing, by `<period>:<line>` (x_line_key is
+        `aws:<source>:<period>:<file>:<line>`)."""
         rows = self.query('select x_line_key, "EffectiveCost" from main.fct_billing order by 1')
-        return {
-            key.rsplit(":", 1)[0].split(":")[2] + ":" + key.rsplit(":", 1)[1]: cost
-            for key, cost in rows
-        }
+        return {f"{key.split(':')[2]}:{key.split(':')[-1]}": cost for key, cost in rows}
 
     def lines(self) -> list[tuple]:
         return self.query("select * from intermediate.int_billing_lines order by x_line_key")

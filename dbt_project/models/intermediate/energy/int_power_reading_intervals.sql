@@ -22,7 +22,8 @@ readings as (
         meter,
         meter_kind,
         kw,
-        {{ to_epoch('read_at') }} as t
+        {{ to_epoch('read_at') }} as t,
+        floor({{ to_epoch('read_at') }} / 86400) * 86400 as day_epoch
     from {{ ref('stg_power__readings') }}
     where {{ at_recomputed_times('read_at', days_before=1) }}
 
@@ -64,7 +65,6 @@ ordered as (
 
     select
         readings.*,
-        floor(readings.t / 86400) * 86400 as day_epoch,
         coalesce(
             lead(readings.t) over (
                 partition by readings.site, readings.meter, readings.meter_kind
@@ -101,7 +101,7 @@ site_meters as (
         readings.site,
         readings.meter,
         readings.meter_kind,
-        floor(readings.t / 86400) * 86400 as day_epoch,
+        readings.day_epoch,
         hosts.host is not null as is_node_meter
     from readings
     left join hosts
