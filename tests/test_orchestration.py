@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+from collections import Counter
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -121,6 +123,7 @@ def test_one_partition_through_dagster(
     home = tmp_path / "home"
     shutil.copytree(small_fleet, home)
     monkeypatch.setenv("FLEETLEDGER_HOME", str(home))
+    monkeypatch.delenv("DBT_LOG_LEVEL_FILE", raising=False)
     day = "2026-10-03"
     # a day-models file DuckDB cannot open, met by a run Dagster launched (not `fleetledger
     # run`): the dbt asset sets it aside itself and the build goes on (docs/operations.md)
@@ -165,6 +168,10 @@ def test_one_partition_through_dagster(
     run_id, source, severity, message = findings[0]
     assert (run_id, source, severity) == (result.run_id, "build", "warning")
     assert "not a valid DuckDB database file" in message and f"build/{moved}" in message
+    # dbt's file log is at info unless DBT_LOG_LEVEL_FILE asks for debug (docs/operations.md)
+    log = home / "build" / "dbt" / result.run_id / "dbt.log"
+    levels = Counter(json.loads(line)["info"]["level"] for line in log.read_text().splitlines())
+    assert levels["info"] > 100 and levels["debug"] == 0, levels
 
 
 def test_pipeline_names_the_failing_asset(small_fleet: Path, tmp_path: Path) -> None:
