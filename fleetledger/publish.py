@@ -158,7 +158,7 @@ def publish_warehouse(home: Path) -> PublishResult:
     try:
         os.close(fd)
         # the kernel's copy (copy_file_range / sendfile; a reflink where the file system has
-        # them): about 9x faster than copying through Python buffers (docs/performance.md)
+        # them): about 9x faster than copying through Python buffers (docs/performance-history.md)
         shutil.copyfile(src, tmp)
         with tmp.open("rb+") as out:
             os.fsync(out.fileno())

@@ -353,7 +353,7 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             **warehouse.env(),
             # dbt's file log (`build/dbt/<run id>/dbt.log`) at info, unless the environment asks
             # for more: at debug it writes every statement and event as JSON (12 MB a daily run
-            # at 128 GPUs), about 2.5 s of the daily build's 20 (docs/performance.md)
+            # at 128 GPUs), about 2 s of the daily build's 20 (docs/performance.md)
             DBT_LOG_LEVEL_FILE: os.environ.get(DBT_LOG_LEVEL_FILE) or DEFAULT_DBT_FILE_LOG_LEVEL,
         }
         how = f"full refresh: {refresh}" if refresh else f"recomputing {span.first}..{span.last}"
