@@ -104,6 +104,47 @@ def _marts(path: Path) -> dict[str, pl.DataFrame]:
         con.close()
 
 
+def _stored(home: Path, model: str) -> pl.DataFrame:
+    """Every row of an intermediate model the build warehouse stores by day."""
+    con = duckdb.connect(str(build_path(home)), read_only=True)
+    try:
+        return con.sql(f"select * from intermediate.{model}").pl()
+    finally:
+        con.close()
+
+
+def _usage_cost(home: Path, first: int, last: int) -> float:
+    """The direct cost of days `first`..`last` in the runs' hourly usage (int_run_hour_usage)."""
+    con = duckdb.connect(str(build_path(home)), read_only=True)
+    try:
+        row = con.execute(
+            "select sum(cost) from intermediate.int_run_hour_usage where day_epoch between ? and ?",
+            [_epoch(_day(first)), _epoch(_day(last))],
+        ).fetchone()
+    finally:
+        con.close()
+    assert row is not None and row[0] is not None
+    return float(row[0])
+
+
+def _usage_off_costs(home: Path) -> list[tuple]:
+    """The days whose runs' hourly usage does not add up to the runs' GPU-hour costs it sums
+    (both stored by day; the usage must follow the costs' recomputed days)."""
+    con = duckdb.connect(str(build_path(home)), read_only=True)
+    try:
+        return con.execute(
+            "with usage as (select day_epoch, sum(cost) as cost "
+            "from intermediate.int_run_hour_usage group by day_epoch), "
+            "costs as (select day_epoch, sum(cost) as cost "
+            "from intermediate.int_run_gpu_hour_costs group by day_epoch) "
+            "select coalesce(usage.day_epoch, costs.day_epoch), usage.cost, costs.cost "
+            "from usage full join costs on costs.day_epoch = usage.day_epoch "
+            "where abs(coalesce(usage.cost, 0) - coalesce(costs.cost, 0)) > 1e-6"
+        ).fetchall()
+    finally:
+        con.close()
+
+
 def _sorted(df: pl.DataFrame) -> pl.DataFrame:
     """Rows in a fixed order: by every column, floats rounded (sums in another order differ in
     the last bits), so two frames with the same rows line up."""
@@ -387,6 +428,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["auditor_day_2_after_day_5"] = _user_spend(published_path(home), "auditor", 2)
     out["spend_breakdown_day_5"] = _compiled_model(home, "fct_spend_breakdown")
     out["spend_1_5_before"] = _aws_spend(published_path(home), 1, 5)
+    out["usage_1_5_before"] = _usage_cost(home, 1, 5)
     out["restated"] = _restate_cur(home)
     out["marked"] = _mark(home, 1, 5)
     out["results"][6] = _run(home, 6)
@@ -396,6 +438,9 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["fct_day_6"] = _compiled_model(home, "fct_gpu_hours")
     out["run_costs_day_6"] = _compiled_model(home, "int_run_gpu_hour_costs")
     out["run_fct_day_6"] = _compiled_model(home, "fct_run_gpu_hours")
+    out["usage_day_6"] = _compiled_model(home, "int_run_hour_usage")
+    out["usage_1_5_after"] = _usage_cost(home, 1, 5)
+    out["usage_off_costs_day_6"] = _usage_off_costs(home)
     out["node_costs_day_6"] = _compiled_model(home, "int_node_hour_costs")
     out["from_day_6"] = _recomputed_from(home)
     out["spend_day_6"] = _compiled_model(home, "int_daily_spend_allocations")
@@ -420,9 +465,11 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
         out[f"units_day_{n}"] = _compiled_model(home, "int_gpu_units")
         out[f"states_day_{n}"] = _compiled_model(home, "int_gpu_hour_states")
         out[f"run_costs_day_{n}"] = _compiled_model(home, "int_run_gpu_hour_costs")
+        out[f"usage_day_{n}"] = _compiled_model(home, "int_run_hour_usage")
         out[f"node_costs_day_{n}"] = _compiled_model(home, "int_node_hour_costs")
         out[f"from_day_{n}"] = _recomputed_from(home)
     out["daily"] = _marts(published_path(home))
+    out["usage_daily"] = _stored(home, "int_run_hour_usage")
     assert _mark(home, 3)["int_sample_pieces"][3] > 0
     out["results"]["full"] = _run(home, 1, DAYS, full_refresh=True)
     out["tests_full"] = _compiled_tests(home)
@@ -430,6 +477,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["from_full"] = _recomputed_from(home)
     out["marked_after_full"] = _marked(home, 3)
     out["full"] = _marts(published_path(home))
+    out["usage_full"] = _stored(home, "int_run_hour_usage")
     # the day models' file damaged (a full disk, a bad copy): the next run moves it aside,
     # says so, and rebuilds every model from the landing zone
     history_path(home).write_bytes(b"not a database" * 1000)
@@ -516,12 +564,16 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
     # GPU-hours of those days
     assert f"where run_hours.hour_epoch >= {_epoch(_day(1))}" in history["run_costs_day_6"]
     assert f"where hour_epoch >= {_epoch(_day(1))}" in history["run_fct_day_6"]
+    # and the runs' hourly usage the recommendations read (it sums those costs)
+    assert f"where hour_epoch >= {_epoch(_day(1))}" in history["usage_day_6"]
     # day 9: nothing before it changed, the day alone
     assert f"where hour_epoch >= {_epoch(_day(9))}" in history["states_day_9"]
     assert f"where run_hours.hour_epoch >= {_epoch(_day(9))}" in history["run_costs_day_9"]
+    assert f"where hour_epoch >= {_epoch(_day(9))}" in history["usage_day_9"]
     # day 8: the GPUs changed (see above), every day
     assert "where hour_epoch >= -1e+18" in history["states_day_8"]
     assert "where run_hours.hour_epoch >= -1e+18" in history["run_costs_day_8"]
+    assert "where hour_epoch >= -1e+18" in history["usage_day_8"]
     # and the one-row models say where each run started, and why
     assert history["from_day_6"] == {
         "units": (_epoch(_day(6)), "range"),
@@ -611,6 +663,15 @@ def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: d
     assert auditor.height > 0 and auditor["gpu_node_cost"].sum() > 0
 
 
+def test_the_runs_hourly_usage_follows_the_restated_costs(history: dict) -> None:
+    # int_run_hour_usage is stored by day with the runs' GPU-hour costs it sums: after the
+    # day-6 run its cost of days 1-5 changed with the restatement and still adds up to the
+    # runs' costs day by day (recomputing the range's day alone left days 1-5 at the old cost
+    # until the day-8 run rebuilt every day, so the full rebuild's comparison could not see it)
+    assert history["usage_1_5_after"] > history["usage_1_5_before"]
+    assert history["usage_off_costs_day_6"] == []
+
+
 def test_the_day_6_redelivery_restated_the_costs_of_days_1_to_5(history: dict) -> None:
     before, after = history["spend_1_5_before"], history["spend_1_5_after"]
     # the billed AWS cost of days 1-5 was the CUR's, and the redelivery multiplied it by 1.1
@@ -623,6 +684,10 @@ def test_incremental_history_equals_the_full_rebuild_mart_by_mart(history: dict)
     assert len(full) >= 20
     differing = _differing_marts(daily, full)
     assert not differing, "\n".join(differing)
+    # the runs' hourly usage, stored by day in the build warehouse (the recommendations read it)
+    usage = {"int_run_hour_usage": history["usage_daily"]}
+    assert not _differing_marts(usage, {"int_run_hour_usage": history["usage_full"]})
+    assert history["usage_full"]["day_epoch"].n_unique() == DAYS
     # the history is the 10 days: 40 GPUs x 24 hours x 10 days = 9,600 GPU-hours
     assert full["fct_gpu_hours"].height == 40 * 24 * DAYS
     assert full["fct_gpu_hours"]["hour"].dt.date().n_unique() == DAYS

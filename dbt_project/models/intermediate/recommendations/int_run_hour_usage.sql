@@ -4,11 +4,19 @@
 -- held-weighted mean DCGM utilisation and the highest memory used of its GPUs
 -- (int_gpu_hour_states), whether every GPU it held was a whole GPU (no MIG instance) and the
 -- GPU model (int_gpus; the first in name order when it held several models).
+-- Stored by day in the build warehouse (macros/incremental.sql, `incremental_published_by_day`)
+-- with the runs' GPU-hour costs it sums: a run rewrites the days int_gpu_hour_states
+-- recomputed (from the first day of its range, or earlier when node costs or failure signals
+-- changed; every day when the GPUs changed).
+-- (the first hour: {{ ref('int_gpu_hour_states_recompute_from') }})
+{{ incremental_published_by_day() }}
+{%- set from_hour = first_recomputed_hour('int_gpu_hour_states_recompute_from') %}
 with
 
 run_hours as (
 
     select * from {{ ref('int_run_gpu_hour_costs') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
@@ -16,6 +24,7 @@ gpu_states as (
 
     select gpu_uuid, hour_epoch, mean_utilization, max_memory_used_mib
     from {{ ref('int_gpu_hour_states') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
@@ -30,7 +39,6 @@ final as (
     select
         run_hours.run_id,
         run_hours.hour_epoch,
-        run_hours.day_epoch,
         min(run_hours.provider) as provider,
         min(gpus.gpu_model) as gpu_model,
         min(case when coalesce(run_hours.mig_instance, '') = '' then 1 else 0 end) = 1
@@ -45,7 +53,9 @@ final as (
                 case when gpu_states.mean_utilization is not null
                     then run_hours.held_seconds end
             ), 0) as mean_utilization,
-        max(gpu_states.max_memory_used_mib) as max_memory_used_mib
+        max(gpu_states.max_memory_used_mib) as max_memory_used_mib,
+        -- the partition (Spark's last column)
+        run_hours.day_epoch
     from run_hours
     left join gpu_states
         on gpu_states.gpu_uuid = run_hours.gpu_uuid
