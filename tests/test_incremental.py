@@ -115,34 +115,22 @@ def _stored(home: Path, model: str) -> pl.DataFrame:
 
 def _usage_cost(home: Path, first: int, last: int) -> float:
     """The direct cost of days `first`..`last` in the runs' hourly usage (int_run_hour_usage)."""
-    con = duckdb.connect(str(build_path(home)), read_only=True)
-    try:
-        row = con.execute(
-            "select sum(cost) from intermediate.int_run_hour_usage where day_epoch between ? and ?",
-            [_epoch(_day(first)), _epoch(_day(last))],
-        ).fetchone()
-    finally:
-        con.close()
-    assert row is not None and row[0] is not None
-    return float(row[0])
+    sql = "select sum(cost) from intermediate.int_run_hour_usage where day_epoch between ? and ?"
+    return _published_sum(build_path(home), sql, [_epoch(_day(first)), _epoch(_day(last))])
 
 
 def _usage_off_costs(home: Path) -> list[tuple]:
     """The days whose runs' hourly usage does not add up to the runs' GPU-hour costs it sums
     (both stored by day; the usage must follow the costs' recomputed days)."""
-    con = duckdb.connect(str(build_path(home)), read_only=True)
-    try:
-        return con.execute(
-            "with usage as (select day_epoch, sum(cost) as cost "
-            "from intermediate.int_run_hour_usage group by day_epoch), "
-            "costs as (select day_epoch, sum(cost) as cost "
-            "from intermediate.int_run_gpu_hour_costs group by day_epoch) "
-            "select coalesce(usage.day_epoch, costs.day_epoch), usage.cost, costs.cost "
-            "from usage full join costs on costs.day_epoch = usage.day_epoch "
-            "where abs(coalesce(usage.cost, 0) - coalesce(costs.cost, 0)) > 1e-6"
-        ).fetchall()
-    finally:
-        con.close()
+
+    def by_day(model: str) -> pl.DataFrame:
+        return _stored(home, model).group_by("day_epoch").agg(pl.col("cost").sum())
+
+    both = by_day("int_run_hour_usage").join(
+        by_day("int_run_gpu_hour_costs"), on="day_epoch", how="full", coalesce=True, suffix="_runs"
+    )
+    gap = (pl.col("cost").fill_null(0) - pl.col("cost_runs").fill_null(0)).abs()
+    return both.filter(gap > 1e-6).rows()
 
 
 def _sorted(df: pl.DataFrame) -> pl.DataFrame:
@@ -323,7 +311,7 @@ def _unmark(home: Path) -> None:
 
 
 def _published_sum(path: Path, sql: str, params: list) -> float:
-    """One sum from the published marts (0 when no row)."""
+    """One sum from a warehouse file, the published one or the build's (0 when no row)."""
     con = duckdb.connect(str(path), read_only=True)
     try:
         row = con.execute(sql, params).fetchone()
