@@ -30,26 +30,37 @@ slots as (
 
 ),
 
+slot_reports as (
+
+    -- each UUID's first reported hour in each inventory slot it reported in: a group-by over
+    -- every stored hour report (they grow with GPUs x hours), the window below over its few rows
+    select
+        reports.gpu_uuid,
+        reports.host,
+        reports.gpu_index,
+        min(reports.hour_epoch) as first_hour
+    from {{ ref('int_gpu_hour_reports') }} as reports
+    inner join slots
+        on slots.host = reports.host and slots.gpu_index = reports.gpu_index
+    group by reports.gpu_uuid, reports.host, reports.gpu_index
+
+),
+
 first_reports as (
 
     -- each UUID's first reported hour in an inventory slot, and that slot (several at once:
     -- the first by host and index)
-    select gpu_uuid, host, gpu_index, hour_epoch as first_hour
+    select gpu_uuid, host, gpu_index, first_hour
     from (
         select
-            reports.gpu_uuid,
-            reports.host,
-            reports.gpu_index,
-            reports.hour_epoch,
+            slot_reports.*,
             row_number() over (
-                partition by reports.gpu_uuid
-                order by reports.hour_epoch, reports.host, reports.gpu_index
-            ) as nth_report
-        from {{ ref('int_gpu_hour_reports') }} as reports
-        inner join slots
-            on slots.host = reports.host and slots.gpu_index = reports.gpu_index
-    ) as reports
-    where nth_report = 1
+                partition by slot_reports.gpu_uuid
+                order by slot_reports.first_hour, slot_reports.host, slot_reports.gpu_index
+            ) as nth_slot
+        from slot_reports
+    ) as ranked
+    where nth_slot = 1
 
 ),
 
