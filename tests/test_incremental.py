@@ -75,6 +75,9 @@ DAY_BEFORE_MODELS = {
     "int_pue_daily": "facility_kwh",
 }
 MARKED_MODELS = {**DAY_MODELS, **DAY_BEFORE_MODELS}
+# day models rewritten from the first day a chooser picked, each with that chooser's chain
+# (int_gpu_hour_states_recompute_from: "states", int_gpu_units_recompute_from: "units")
+SUMMED_FROM_A_FIRST_DAY = {"int_health_node_days": "states", "int_gpu_hour_energy_by_node": "units"}
 
 
 def _day(n: int) -> date:
@@ -104,13 +107,20 @@ def _marts(path: Path) -> dict[str, pl.DataFrame]:
         con.close()
 
 
-def _stored(home: Path, model: str) -> pl.DataFrame:
-    """Every row of an intermediate model the build warehouse stores by day."""
-    con = duckdb.connect(str(build_path(home)), read_only=True)
+def _stored(home: Path, model: str, path: Callable[[Path], Path] = build_path) -> pl.DataFrame:
+    """Every row of an intermediate model stored by day: in the build warehouse, or with
+    `path=history_path` in the day models' file."""
+    con = duckdb.connect(str(path(home)), read_only=True)
     try:
         return con.sql(f"select * from intermediate.{model}").pl()
     finally:
         con.close()
+
+
+def _stored_from_a_first_day(home: Path) -> dict[str, pl.DataFrame]:
+    """The day models' file's models stored from a first day on that sum others (the node-days
+    of the GPU-hour states, the nodes' GPU energy per hour): every row."""
+    return {m: _stored(home, m, history_path) for m in SUMMED_FROM_A_FIRST_DAY}
 
 
 def _usage_cost(home: Path, first: int, last: int) -> float:
@@ -427,6 +437,8 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["run_costs_day_6"] = _compiled_model(home, "int_run_gpu_hour_costs")
     out["run_fct_day_6"] = _compiled_model(home, "fct_run_gpu_hours")
     out["usage_day_6"] = _compiled_model(home, "int_run_hour_usage")
+    for model in SUMMED_FROM_A_FIRST_DAY:
+        out[f"{model}_day_6"] = _compiled_model(home, model)
     out["usage_1_5_after"] = _usage_cost(home, 1, 5)
     out["usage_off_costs_day_6"] = _usage_off_costs(home)
     out["node_costs_day_6"] = _compiled_model(home, "int_node_hour_costs")
@@ -454,10 +466,13 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
         out[f"states_day_{n}"] = _compiled_model(home, "int_gpu_hour_states")
         out[f"run_costs_day_{n}"] = _compiled_model(home, "int_run_gpu_hour_costs")
         out[f"usage_day_{n}"] = _compiled_model(home, "int_run_hour_usage")
+        for model in SUMMED_FROM_A_FIRST_DAY:
+            out[f"{model}_day_{n}"] = _compiled_model(home, model)
         out[f"node_costs_day_{n}"] = _compiled_model(home, "int_node_hour_costs")
         out[f"from_day_{n}"] = _recomputed_from(home)
     out["daily"] = _marts(published_path(home))
     out["usage_daily"] = _stored(home, "int_run_hour_usage")
+    out["summed_daily"] = _stored_from_a_first_day(home)
     assert _mark(home, 3)["int_sample_pieces"][3] > 0
     out["results"]["full"] = _run(home, 1, DAYS, full_refresh=True)
     out["tests_full"] = _compiled_tests(home)
@@ -466,6 +481,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["marked_after_full"] = _marked(home, 3)
     out["full"] = _marts(published_path(home))
     out["usage_full"] = _stored(home, "int_run_hour_usage")
+    out["summed_full"] = _stored_from_a_first_day(home)
     # the day models' file damaged (a full disk, a bad copy): the next run moves it aside,
     # says so, and rebuilds every model from the landing zone
     history_path(home).write_bytes(b"not a database" * 1000)
@@ -541,6 +557,22 @@ def test_gpu_units_recompute_from_the_range_on_unless_the_gpus_changed(history: 
     # the GPUs it was built with changed before day 8's run: that run rewrote every day
     assert "where hour_epoch >= -1e+18" in history["units_day_8"]
     assert "where hour_epoch >= -1e+18" in history["units_full"]
+
+
+def test_the_day_sums_recompute_from_their_chains_first_day(history: dict) -> None:
+    # int_health_node_days sums the GPU-hour states: from day 1 after the day-6 restatement
+    # (the states' costs changed), every day when the GPUs changed (day 8), day 9 alone after;
+    # int_gpu_hour_energy_by_node sums the telemetry by the GPUs' nodes: the range on day 6
+    # and day 9, every day on day 8
+    first_day = {"states": {6: 1, 8: None, 9: 9, 10: 10}, "units": {6: 6, 8: None, 9: 9, 10: 10}}
+    wrong = [
+        (model, n, first)
+        for model, chain in SUMMED_FROM_A_FIRST_DAY.items()
+        for n, first in first_day[chain].items()
+        if f"where hour_epoch >= {'-1e+18' if first is None else _epoch(_day(first))}"
+        not in history[f"{model}_day_{n}"]
+    ]
+    assert wrong == []
 
 
 def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(history: dict) -> None:
@@ -676,6 +708,14 @@ def test_incremental_history_equals_the_full_rebuild_mart_by_mart(history: dict)
     usage = {"int_run_hour_usage": history["usage_daily"]}
     assert not _differing_marts(usage, {"int_run_hour_usage": history["usage_full"]})
     assert history["usage_full"]["day_epoch"].n_unique() == DAYS
+    # the node-days and the nodes' hourly GPU energy, stored by day in the day models' file
+    summed_daily, summed_full = history["summed_daily"], history["summed_full"]
+    assert not _differing_marts(summed_daily, summed_full)
+    for model, stored in summed_full.items():
+        assert stored["day_epoch"].n_unique() == DAYS, model
+    # 5 GPU nodes x 10 days; on-prem nodes' GPU energy in each of their 240 hours
+    assert summed_full["int_health_node_days"].height == 5 * DAYS
+    assert summed_full["int_gpu_hour_energy_by_node"]["gpu_energy_wh"].sum() > 0
     # the history is the 10 days: 40 GPUs x 24 hours x 10 days = 9,600 GPU-hours
     assert full["fct_gpu_hours"].height == 40 * 24 * DAYS
     assert full["fct_gpu_hours"]["hour"].dt.date().n_unique() == DAYS
