@@ -11,14 +11,15 @@ with
 
 gaps as (
 
+    -- the GPUs' telemetry gaps per node and day (int_health_node_days sums the GPU-hour
+    -- states' and is stored by day: this reads a row per node-day, not every GPU-hour)
     select
-        states.host,
-        states.day_epoch,
-        sum(states.telemetry_gap_seconds) / 3600 as gpu_hours
-    from {{ ref('int_gpu_hour_states') }} as states
-    group by states.host, states.day_epoch
+        node_days.host,
+        node_days.day_epoch,
+        node_days.telemetry_gap_seconds / 3600 as gpu_hours
+    from {{ ref('int_health_node_days') }} as node_days
     -- at least five GPU-minutes: a scrape offset at the window start is no finding
-    having sum(states.telemetry_gap_seconds) >= 300
+    where node_days.telemetry_gap_seconds >= 300
 
 ),
 
