@@ -24,7 +24,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from statistics import median
 
-from benchmarks.measure import PeakRss, step_seconds, stopwatch
+from benchmarks.measure import PeakRss, dbt_model_seconds, step_seconds, stopwatch
 from benchmarks.pipeline_process import run_in_process
 from benchmarks.scale_fleet import ScaleSpec, write_fleet
 from fleetledger.publish import history_path, published_path
@@ -51,6 +51,9 @@ class DailyTime:
     history_bytes: int = 0
     # every daily run's wall seconds, in the order they ran (daily_seconds is their median)
     daily_runs_seconds: tuple[float, ...] = field(default_factory=tuple)
+    # each dbt node's execution seconds (run_results.json, by unique_id): the median of the
+    # daily runs that ran it
+    node_seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,21 @@ class DailyRun:
     publish_seconds: float
     peak_rss: int
     full_refresh: str | None
+    # each dbt node's execution seconds in this run (run_results.json, by unique_id)
+    node_seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Growth:
+    """What the longest history's daily run spends in dbt's nodes beyond the shortest's."""
+
+    shortest_days: int
+    longest_days: int
+    # the nodes' execution seconds summed (their medians), after each history
+    shortest_total: float
+    longest_total: float
+    # the nodes that grew most: (unique_id, seconds after the shortest, after the longest)
+    grown: list[tuple[str, float, float]]
 
 
 def summarize(
@@ -85,6 +103,10 @@ def summarize(
         published_bytes=_size(published_path(home)),
         history_bytes=_size(history_path(home)),
         daily_runs_seconds=tuple(r.seconds for r in runs),
+        node_seconds={
+            node: median(r.node_seconds[node] for r in runs if node in r.node_seconds)
+            for node in sorted({n for r in runs for n in r.node_seconds})
+        },
     )
 
 
@@ -157,6 +179,8 @@ def run_daily_stage(
         with rss.watching(), stopwatch() as t_day:
             daily = run_in_process(home, day, day)
         steps = step_seconds(home, daily.run_id)
+        results = home / "build" / "dbt" / daily.run_id
+        nodes = dbt_model_seconds(results) if (results / "run_results.json").is_file() else {}
         runs[h].append(
             DailyRun(
                 seconds=t_day[0],
@@ -165,6 +189,7 @@ def run_daily_stage(
                 publish_seconds=steps.get("warehouse_snapshot", 0.0),
                 peak_rss=rss.peak or 0,
                 full_refresh=daily.full_refresh,
+                node_seconds=nodes,
             )
         )
     return [summarize(h, built[h], runs[h], homes[h]) for h in histories]
@@ -172,6 +197,28 @@ def run_daily_stage(
 
 def _size(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
+
+
+def growth(times: Sequence[DailyTime], top: int = 5) -> Growth | None:
+    """Where the longest history's daily run spends more dbt time than the shortest's: the
+    nodes' summed medians after each, and the `top` nodes whose median grew most (a node
+    either run lacks counts 0 there). None with fewer than two histories."""
+    if len(times) < 2:
+        return None
+    by_days = sorted(times, key=lambda t: t.history_days)
+    first, last = by_days[0].node_seconds, by_days[-1].node_seconds
+    nodes = set(first) | set(last)
+    deltas = sorted(
+        ((n, first.get(n, 0.0), last.get(n, 0.0)) for n in nodes),
+        key=lambda g: (g[1] - g[2], g[0]),
+    )
+    return Growth(
+        shortest_days=by_days[0].history_days,
+        longest_days=by_days[-1].history_days,
+        shortest_total=sum(first.values()),
+        longest_total=sum(last.values()),
+        grown=[g for g in deltas[:top] if g[2] > g[1]],
+    )
 
 
 def daily_ratio(times: Sequence[DailyTime]) -> float | None:

@@ -46,7 +46,7 @@ from rich.table import Table
 from benchmarks.baseline.duckdb_scan import scan_gpu_hours
 from benchmarks.baseline.gpu_hours import gpu_hour_states
 from benchmarks.compare import Mismatch, check_baseline, check_planted
-from benchmarks.daily_stage import DailyTime, daily_ratio, run_daily_stage
+from benchmarks.daily_stage import DailyTime, daily_ratio, growth, run_daily_stage
 from benchmarks.dcgm_parse import main as dcgm_main
 from benchmarks.ingest_stage import run_ingest_stage
 from benchmarks.measure import (
@@ -290,6 +290,15 @@ def print_daily(r: BenchResult, console: Console) -> None:
             f"daily run after {longest} days / after {shortest} days: {ratio:.2f}x "
             "(the medians, wall clock)"
         )
+    grew = growth(r.daily)
+    if grew is not None and grew.shortest_total:
+        console.print(
+            f"dbt's nodes, their execution seconds summed: {grew.shortest_total:.1f} s after "
+            f"{grew.shortest_days} days, {grew.longest_total:.1f} s after {grew.longest_days}"
+        )
+        for node, before, after in grew.grown:
+            grown = after - before
+            console.print(f"  grew most: {node} {before:.2f} -> {after:.2f} s (+{grown:.2f})")
 
 
 def print_result(r: BenchResult, console: Console) -> None:

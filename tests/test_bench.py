@@ -28,6 +28,7 @@ from benchmarks.daily_stage import (
     DailyRun,
     DailyTime,
     daily_ratio,
+    growth,
     redeliver_open_month,
     run_order,
     summarize,
@@ -301,3 +302,32 @@ def test_daily_runs_take_turns_and_each_history_reports_their_median(tmp_path: P
     assert (got.published_bytes, got.history_bytes) == (0, 0)  # no warehouse in tmp_path
     with pytest.raises(ValueError, match="history of 7 days: no daily run"):
         summarize(7, [1.0, 1.0], [], tmp_path)
+
+
+def test_the_daily_stage_names_the_dbt_nodes_that_grew_most(tmp_path: Path) -> None:
+    def run(seconds: float, nodes: dict[str, float]) -> DailyRun:
+        return DailyRun(seconds, seconds, 1.0, 0.1, 1, None, nodes)
+
+    a, b, c = "model.fleetledger.int_a", "model.fleetledger.int_b", "test.fleetledger.t_c"
+    # after 7 days: a 1.0 / 1.2 / 1.1 s (median 1.1), b 2.0 in each run; c in one run only
+    short = summarize(
+        7,
+        [1.0, 1.0],
+        [run(30, {a: 1.0, b: 2.0}), run(31, {a: 1.2, b: 2.0, c: 0.5}), run(32, {a: 1.1, b: 2.0})],
+        tmp_path,
+    )
+    assert short.node_seconds == {a: 1.1, b: 2.0, c: 0.5}
+    # after 90 days: a 1.5, b 1.9 (shrank), c 0.8, and a node the shorter runs lack
+    d = "model.fleetledger.int_d"
+    long = summarize(90, [1.0, 1.0], [run(33, {a: 1.5, b: 1.9, c: 0.8, d: 0.05})], tmp_path)
+    grew = growth([long, short], top=2)
+    assert grew is not None
+    assert (grew.shortest_days, grew.longest_days) == (7, 90)
+    assert grew.shortest_total == pytest.approx(1.1 + 2.0 + 0.5)
+    assert grew.longest_total == pytest.approx(1.5 + 1.9 + 0.8 + 0.05)
+    # the two that grew most: a (+0.4) then c (+0.3); b shrank
+    assert [g[0] for g in grew.grown] == [a, c]
+    assert grew.grown[0][1:] == pytest.approx((1.1, 1.5))
+    # the top 5: d too (+0.05, from nothing), never b
+    assert [g[0] for g in growth([short, long]).grown] == [a, c, d]
+    assert growth([short]) is None

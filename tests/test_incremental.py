@@ -482,6 +482,8 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["full"] = _marts(published_path(home))
     out["usage_full"] = _stored(home, "int_run_hour_usage")
     out["summed_full"] = _stored_from_a_first_day(home)
+    telemetry = _stored(home, "int_gpu_hour_telemetry", history_path)
+    out["telemetry_energy_full"] = float(telemetry["energy_wh"].fill_null(0).sum())
     # the day models' file damaged (a full disk, a bad copy): the next run moves it aside,
     # says so, and rebuilds every model from the landing zone
     history_path(home).write_bytes(b"not a database" * 1000)
@@ -713,9 +715,13 @@ def test_incremental_history_equals_the_full_rebuild_mart_by_mart(history: dict)
     assert not _differing_marts(summed_daily, summed_full)
     for model, stored in summed_full.items():
         assert stored["day_epoch"].n_unique() == DAYS, model
-    # 5 GPU nodes x 10 days; on-prem nodes' GPU energy in each of their 240 hours
+    # a row per GPU node (5) and day; the nodes' energy is all of the GPUs' (none lost to the
+    # join with the GPU list, none counted twice)
     assert summed_full["int_health_node_days"].height == 5 * DAYS
-    assert summed_full["int_gpu_hour_energy_by_node"]["gpu_energy_wh"].sum() > 0
+    gpu_energy = history["telemetry_energy_full"]
+    assert gpu_energy > 0
+    node_energy = summed_full["int_gpu_hour_energy_by_node"]["gpu_energy_wh"].sum()
+    assert node_energy == pytest.approx(gpu_energy, rel=1e-9)
     # the history is the 10 days: 40 GPUs x 24 hours x 10 days = 9,600 GPU-hours
     assert full["fct_gpu_hours"].height == 40 * 24 * DAYS
     assert full["fct_gpu_hours"]["hour"].dt.date().n_unique() == DAYS
