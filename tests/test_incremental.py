@@ -78,6 +78,13 @@ MARKED_MODELS = {**DAY_MODELS, **DAY_BEFORE_MODELS}
 # day models rewritten from the first day a chooser picked, each with that chooser's chain
 # (int_gpu_hour_states_recompute_from: "states", int_gpu_units_recompute_from: "units")
 SUMMED_FROM_A_FIRST_DAY = {"int_health_node_days": "states", "int_gpu_hour_energy_by_node": "units"}
+# the intermediate models stored by day that the test compares with the full rebuild, and the
+# file each lives in: the runs' hourly usage in the build warehouse (the recommendations read
+# it), the two above in the day models' file
+STORED_INTERMEDIATES = {
+    "int_run_hour_usage": build_path,
+    **{model: history_path for model in SUMMED_FROM_A_FIRST_DAY},
+}
 
 
 def _day(n: int) -> date:
@@ -117,10 +124,9 @@ def _stored(home: Path, model: str, path: Callable[[Path], Path] = build_path) -
         con.close()
 
 
-def _stored_from_a_first_day(home: Path) -> dict[str, pl.DataFrame]:
-    """The day models' file's models stored from a first day on that sum others (the node-days
-    of the GPU-hour states, the nodes' GPU energy per hour): every row."""
-    return {m: _stored(home, m, history_path) for m in SUMMED_FROM_A_FIRST_DAY}
+def _stored_intermediates(home: Path) -> dict[str, pl.DataFrame]:
+    """Every row of each of STORED_INTERMEDIATES, from its own file."""
+    return {model: _stored(home, model, path) for model, path in STORED_INTERMEDIATES.items()}
 
 
 def _usage_cost(home: Path, first: int, last: int) -> float:
@@ -471,8 +477,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
         out[f"node_costs_day_{n}"] = _compiled_model(home, "int_node_hour_costs")
         out[f"from_day_{n}"] = _recomputed_from(home)
     out["daily"] = _marts(published_path(home))
-    out["usage_daily"] = _stored(home, "int_run_hour_usage")
-    out["summed_daily"] = _stored_from_a_first_day(home)
+    out["stored_daily"] = _stored_intermediates(home)
     assert _mark(home, 3)["int_sample_pieces"][3] > 0
     out["results"]["full"] = _run(home, 1, DAYS, full_refresh=True)
     out["tests_full"] = _compiled_tests(home)
@@ -480,8 +485,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["from_full"] = _recomputed_from(home)
     out["marked_after_full"] = _marked(home, 3)
     out["full"] = _marts(published_path(home))
-    out["usage_full"] = _stored(home, "int_run_hour_usage")
-    out["summed_full"] = _stored_from_a_first_day(home)
+    out["stored_full"] = _stored_intermediates(home)
     telemetry = _stored(home, "int_gpu_hour_telemetry", history_path)
     out["telemetry_energy_full"] = float(telemetry["energy_wh"].fill_null(0).sum())
     # the day models' file damaged (a full disk, a bad copy): the next run moves it aside,
@@ -706,21 +710,18 @@ def test_incremental_history_equals_the_full_rebuild_mart_by_mart(history: dict)
     assert len(full) >= 20
     differing = _differing_marts(daily, full)
     assert not differing, "\n".join(differing)
-    # the runs' hourly usage, stored by day in the build warehouse (the recommendations read it)
-    usage = {"int_run_hour_usage": history["usage_daily"]}
-    assert not _differing_marts(usage, {"int_run_hour_usage": history["usage_full"]})
-    assert history["usage_full"]["day_epoch"].n_unique() == DAYS
-    # the node-days and the nodes' hourly GPU energy, stored by day in the day models' file
-    summed_daily, summed_full = history["summed_daily"], history["summed_full"]
-    assert not _differing_marts(summed_daily, summed_full)
-    for model, stored in summed_full.items():
+    # the intermediate models stored by day (the runs' hourly usage, the node-days, the nodes'
+    # hourly GPU energy), row by row, each over the 10 days
+    stored_full = history["stored_full"]
+    assert not _differing_marts(history["stored_daily"], stored_full)
+    for model, stored in stored_full.items():
         assert stored["day_epoch"].n_unique() == DAYS, model
     # a row per GPU node (5) and day; the nodes' energy is all of the GPUs' (none lost to the
     # join with the GPU list, none counted twice)
-    assert summed_full["int_health_node_days"].height == 5 * DAYS
+    assert stored_full["int_health_node_days"].height == 5 * DAYS
     gpu_energy = history["telemetry_energy_full"]
     assert gpu_energy > 0
-    node_energy = summed_full["int_gpu_hour_energy_by_node"]["gpu_energy_wh"].sum()
+    node_energy = stored_full["int_gpu_hour_energy_by_node"]["gpu_energy_wh"].sum()
     assert node_energy == pytest.approx(gpu_energy, rel=1e-9)
     # the history is the 10 days: 40 GPUs x 24 hours x 10 days = 9,600 GPU-hours
     assert full["fct_gpu_hours"].height == 40 * 24 * DAYS
