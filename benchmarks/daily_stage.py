@@ -179,8 +179,7 @@ def run_daily_stage(
         with rss.watching(), stopwatch() as t_day:
             daily = run_in_process(home, day, day)
         steps = step_seconds(home, daily.run_id)
-        results = home / "build" / "dbt" / daily.run_id
-        nodes = dbt_model_seconds(results) if (results / "run_results.json").is_file() else {}
+        nodes = node_seconds(home, daily.run_id)
         runs[h].append(
             DailyRun(
                 seconds=t_day[0],
@@ -193,6 +192,18 @@ def run_daily_stage(
             )
         )
     return [summarize(h, built[h], runs[h], homes[h]) for h in histories]
+
+
+def node_seconds(home: Path, run_id: str) -> dict[str, float]:
+    """Each dbt node's execution seconds in a run of `home` (its `run_results.json`); a run
+    without one is an error, not a run whose nodes took no time."""
+    results = home / "build" / "dbt" / run_id
+    if not (results / "run_results.json").is_file():
+        raise FileNotFoundError(
+            f"run {run_id} of {home}: no dbt run_results.json in {results}, so its nodes' "
+            "times cannot be compared with the other history's"
+        )
+    return dbt_model_seconds(results)
 
 
 def _size(path: Path) -> int:

@@ -29,6 +29,7 @@ from benchmarks.daily_stage import (
     DailyTime,
     daily_ratio,
     growth,
+    node_seconds,
     redeliver_open_month,
     run_order,
     summarize,
@@ -331,3 +332,15 @@ def test_the_daily_stage_names_the_dbt_nodes_that_grew_most(tmp_path: Path) -> N
     # the top 5: d too (+0.05, from nothing), never b
     assert [g[0] for g in growth([short, long]).grown] == [a, c, d]
     assert growth([short]) is None
+
+
+def test_a_daily_run_without_dbt_results_is_an_error_not_zero_seconds(tmp_path: Path) -> None:
+    # the growth report compares each node's seconds between histories: a run whose
+    # run_results.json is missing would read as every node taking 0 s
+    with pytest.raises(FileNotFoundError, match="run r1 of .*: no dbt run_results.json in"):
+        node_seconds(tmp_path, "r1")
+    results = tmp_path / "build" / "dbt" / "r1"
+    results.mkdir(parents=True)
+    nodes = [{"unique_id": "model.fleetledger.int_a", "execution_time": 1.25}]
+    (results / "run_results.json").write_text(json.dumps({"results": nodes}))
+    assert node_seconds(tmp_path, "r1") == {"model.fleetledger.int_a": 1.25}
