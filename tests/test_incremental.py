@@ -81,9 +81,16 @@ SUMMED_FROM_A_FIRST_DAY = {"int_health_node_days": "states", "int_gpu_hour_energ
 # the intermediate models stored by day that the test compares with the full rebuild, and the
 # file each lives in: the runs' hourly usage in the build warehouse (the recommendations read
 # it), the two above in the day models' file
+# the copies of the inputs two one-row choosers compare with (the last build's), stored by day
+# from their chooser's first day, each with its day column's name in the compiled SQL
+STORED_COPIES = {
+    "int_gpu_hour_state_inputs": ("hour_epoch", "states"),
+    "int_node_hour_cost_inputs": ("day_epoch", "node_costs"),
+}
 STORED_INTERMEDIATES = {
     "int_run_hour_usage": build_path,
     **{model: history_path for model in SUMMED_FROM_A_FIRST_DAY},
+    **{model: build_path for model in STORED_COPIES},
 }
 
 
@@ -443,7 +450,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["run_costs_day_6"] = _compiled_model(home, "int_run_gpu_hour_costs")
     out["run_fct_day_6"] = _compiled_model(home, "fct_run_gpu_hours")
     out["usage_day_6"] = _compiled_model(home, "int_run_hour_usage")
-    for model in SUMMED_FROM_A_FIRST_DAY:
+    for model in [*SUMMED_FROM_A_FIRST_DAY, *STORED_COPIES]:
         out[f"{model}_day_6"] = _compiled_model(home, model)
     out["usage_1_5_after"] = _usage_cost(home, 1, 5)
     out["usage_off_costs_day_6"] = _usage_off_costs(home)
@@ -472,7 +479,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
         out[f"states_day_{n}"] = _compiled_model(home, "int_gpu_hour_states")
         out[f"run_costs_day_{n}"] = _compiled_model(home, "int_run_gpu_hour_costs")
         out[f"usage_day_{n}"] = _compiled_model(home, "int_run_hour_usage")
-        for model in SUMMED_FROM_A_FIRST_DAY:
+        for model in [*SUMMED_FROM_A_FIRST_DAY, *STORED_COPIES]:
             out[f"{model}_day_{n}"] = _compiled_model(home, model)
         out[f"node_costs_day_{n}"] = _compiled_model(home, "int_node_hour_costs")
         out[f"from_day_{n}"] = _recomputed_from(home)
@@ -579,6 +586,29 @@ def test_the_day_sums_recompute_from_their_chains_first_day(history: dict) -> No
         not in history[f"{model}_day_{n}"]
     ]
     assert wrong == []
+
+
+def test_the_input_copies_are_rewritten_from_their_choosers_first_day(history: dict) -> None:
+    # the copy the states' chooser compares with: from day 1 after the day-6 restatement, every
+    # day when the GPUs changed (day 8), the day alone on days 9 and 10; the node costs' copy:
+    # from day 1 on day 6 (the restated lines), the day alone on days 8, 9 and 10 (no node's
+    # bill line changed)
+    first_day = {
+        "states": {6: 1, 8: None, 9: 9, 10: 10},
+        "node_costs": {6: 1, 8: 8, 9: 9, 10: 10},
+    }
+    wrong = [
+        (model, n, first)
+        for model, (column, chooser) in STORED_COPIES.items()
+        for n, first in first_day[chooser].items()
+        if f"where {column} >= {'-1e+18' if first is None else _epoch(_day(first))}"
+        not in history[f"{model}_day_{n}"]
+    ]
+    assert wrong == []
+    # and the choosers' own choice agrees, day by day
+    for n, chooser_first in first_day["states"].items():
+        chosen = history[f"from_day_{n}"]["states"][0]
+        assert chosen == (None if chooser_first is None else _epoch(_day(chooser_first)))
 
 
 def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(history: dict) -> None:
@@ -715,7 +745,13 @@ def test_incremental_history_equals_the_full_rebuild_mart_by_mart(history: dict)
     stored_full = history["stored_full"]
     assert not _differing_marts(history["stored_daily"], stored_full)
     for model, stored in stored_full.items():
-        assert stored["day_epoch"].n_unique() == DAYS, model
+        if model not in STORED_COPIES:
+            assert stored["day_epoch"].n_unique() == DAYS, model
+    # the input copies: every hour's node costs of the 10 days (5 nodes x 24 x 10), and at
+    # least a bill line's span starting on each day
+    state_inputs = stored_full["int_gpu_hour_state_inputs"]
+    assert state_inputs.filter(pl.col("input") == "node_cost").height == 5 * 24 * DAYS
+    assert stored_full["int_node_hour_cost_inputs"]["day_epoch"].n_unique() >= DAYS
     # a row per GPU node (5) and day; the nodes' energy is all of the GPUs' (none lost to the
     # join with the GPU list, none counted twice)
     assert stored_full["int_health_node_days"].height == 5 * DAYS

@@ -301,7 +301,10 @@
 {#- What int_node_hour_costs spreads over the hours: the bill lines of inventory nodes, summed
     per node, provider and charge span (two identical lines count twice), rounded to 1e-6. A
     node's hour changes only when a line whose span reaches it does, so the first day of a
-    changed line is where the node-hour costs recompute from (int_node_hour_costs_recompute_from). -#}
+    changed line is where the node-hour costs recompute from (int_node_hour_costs_recompute_from).
+    `day_epoch`: the day of the span's start, by which the copy is stored
+    (int_node_hour_cost_inputs): a line that reaches back before the first recomputed day starts
+    before it, and no line before that day changed, so its row is kept as it was. -#}
 {% macro node_cost_inputs() -%}
     select
         x_host as host,
@@ -312,7 +315,10 @@
         round(sum(x_effective_cost_reporting), 6) as cost,
         round(sum(x_list_cost_reporting), 6) as list_cost,
         round(sum(x_energy_cost), 6) as energy_cost,
-        round(sum(x_energy_kwh), 6) as energy_kwh
+        round(sum(x_energy_kwh), 6) as energy_kwh,
+        cast(floor(
+            {{ charge_span_start('charge_period_start', 'charge_period_end') }} / 86400
+        ) * 86400 as bigint) as day_epoch
     from {{ model_relation('int_billing_lines') }}
     where x_host is not null
     group by
@@ -395,7 +401,8 @@
     unheld seconds with a failure signal of each GPU unit (int_gpu_hour_gaps) and each node's
     cost, list cost, energy cost and metered energy (int_node_hour_costs; the energy prices a
     run's measured watt-hours in int_run_gpu_hour_costs), rounded to 1e-6 (sums in another
-    order differ in the last bits) -#}
+    order differ in the last bits); `day_epoch`, the hour's day, by which the copy is stored
+    (int_gpu_hour_state_inputs) -#}
 {% macro gpu_hour_state_inputs() -%}
     select
         'gap' as input,
@@ -405,7 +412,8 @@
         round(unheld_signalled_seconds, 6) as amount,
         cast(null as double) as other_amount,
         cast(null as double) as energy_cost,
-        cast(null as double) as energy_kwh
+        cast(null as double) as energy_kwh,
+        cast(floor(hour_epoch / 86400) * 86400 as bigint) as day_epoch
     from {{ model_relation('int_gpu_hour_gaps') }}
     union all
     select
@@ -416,7 +424,8 @@
         round(cost, 6) as amount,
         round(list_cost, 6) as other_amount,
         round(energy_cost, 6) as energy_cost,
-        round(energy_kwh, 6) as energy_kwh
+        round(energy_kwh, 6) as energy_kwh,
+        day_epoch
     from {{ model_relation('int_node_hour_costs') }}
 {%- endmacro %}
 
