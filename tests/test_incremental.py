@@ -482,6 +482,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
         for model in [*SUMMED_FROM_A_FIRST_DAY, *STORED_COPIES]:
             out[f"{model}_day_{n}"] = _compiled_model(home, model)
         out[f"node_costs_day_{n}"] = _compiled_model(home, "int_node_hour_costs")
+        out[f"states_from_day_{n}"] = _compiled_model(home, "int_gpu_hour_states_recompute_from")
         out[f"from_day_{n}"] = _recomputed_from(home)
     out["daily"] = _marts(published_path(home))
     out["stored_daily"] = _stored_intermediates(home)
@@ -609,6 +610,12 @@ def test_the_input_copies_are_rewritten_from_their_choosers_first_day(history: d
     for n, chooser_first in first_day["states"].items():
         chosen = history[f"from_day_{n}"]["states"][0]
         assert chosen == (None if chooser_first is None else _epoch(_day(chooser_first)))
+    # the states' chooser compares the node costs of the hours the node-hour costs recomputed
+    # (day 9 and day 10: that day's), the GPUs' gaps of every hour
+    for n in (9, 10):
+        assert (
+            f"(input = 'gap' or hour_epoch >= {_epoch(_day(n))})" in history[f"states_from_day_{n}"]
+        )
 
 
 def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(history: dict) -> None:
