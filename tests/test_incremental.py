@@ -482,7 +482,9 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
         for model in [*SUMMED_FROM_A_FIRST_DAY, *STORED_COPIES]:
             out[f"{model}_day_{n}"] = _compiled_model(home, model)
         out[f"node_costs_day_{n}"] = _compiled_model(home, "int_node_hour_costs")
-        out[f"states_from_day_{n}"] = _compiled_model(home, "int_gpu_hour_states_recompute_from")
+        for chooser in ("gpu_hour_states", "node_hour_costs", "spend"):
+            chosen_by = f"int_{chooser}_recompute_from"
+            out[f"{chooser}_chooser_day_{n}"] = _compiled_model(home, chosen_by)
         out[f"from_day_{n}"] = _recomputed_from(home)
     out["daily"] = _marts(published_path(home))
     out["stored_daily"] = _stored_intermediates(home)
@@ -611,11 +613,18 @@ def test_the_input_copies_are_rewritten_from_their_choosers_first_day(history: d
         chosen = history[f"from_day_{n}"]["states"][0]
         assert chosen == (None if chooser_first is None else _epoch(_day(chooser_first)))
     # the states' chooser compares the node costs of the hours the node-hour costs recomputed
-    # (day 9 and day 10: that day's), the GPUs' gaps of every hour
+    # (day 9 and day 10: that day's), the GPUs' gaps of every hour; the node costs' and the
+    # spend's choosers the bill lines of the periods the bill lines recomputed (January 2026,
+    # the open month every CUR redelivery lands), the spend's every run
+    january = _epoch(date(2026, 1, 1))
     for n in (9, 10):
-        assert (
-            f"(input = 'gap' or hour_epoch >= {_epoch(_day(n))})" in history[f"states_from_day_{n}"]
+        states, node_costs, spend = (
+            history[f"{chooser}_chooser_day_{n}"]
+            for chooser in ("gpu_hour_states", "node_hour_costs", "spend")
         )
+        assert f"(input = 'gap' or hour_epoch >= {_epoch(_day(n))})" in states
+        assert f"where coalesce(billing_period_epoch >= {january}, true)" in node_costs
+        assert f"(input = 'run' or coalesce(billing_period_epoch >= {january}, true))" in spend
 
 
 def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(history: dict) -> None:

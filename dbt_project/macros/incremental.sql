@@ -302,6 +302,8 @@
     per node, provider and charge span (two identical lines count twice), rounded to 1e-6. A
     node's hour changes only when a line whose span reaches it does, so the first day of a
     changed line is where the node-hour costs recompute from (int_node_hour_costs_recompute_from).
+    `billing_period_epoch`: the lines' billing period (int_billing_lines is stored by period: the
+    lines of a period it did not recompute are those the last build read, and are not compared).
     `day_epoch`: the day of the span's start, by which the copy is stored
     (int_node_hour_cost_inputs): a line that reaches back before the first recomputed day starts
     before it, and no line before that day changed, so its row is kept as it was. -#}
@@ -316,6 +318,7 @@
         round(sum(x_list_cost_reporting), 6) as list_cost,
         round(sum(x_energy_cost), 6) as energy_cost,
         round(sum(x_energy_kwh), 6) as energy_kwh,
+        billing_period_epoch,
         cast(floor(
             {{ charge_span_start('charge_period_start', 'charge_period_end') }} / 86400
         ) * 86400 as bigint) as day_epoch
@@ -325,14 +328,17 @@
         x_host,
         x_provider,
         {{ charge_span_start('charge_period_start', 'charge_period_end') }},
-        {{ charge_span_end('charge_period_start', 'charge_period_end') }}
+        {{ charge_span_end('charge_period_start', 'charge_period_end') }},
+        billing_period_epoch
 {%- endmacro %}
 
 {#- What the spend models stored by day (int_spend_recompute_from) read from full tables: each
     bill line as they prorate and allocate it (its node, provider, service, sub-account, the
     team of a line matching no node, charge span, effective and billed cost, rounded to 1e-6),
     and each run's team, kind and user (a node-day's bill splits by its runs' teams). A day's
-    spend changes only when a line whose span reaches it, or a run holding GPUs on it, does. -#}
+    spend changes only when a line whose span reaches it, or a run holding GPUs on it, does.
+    A line's `billing_period_epoch`: the lines of a period int_billing_lines did not recompute
+    are those the last build read, and are not compared (null for a run). -#}
 {% macro spend_inputs() -%}
     select
         'line' as input,
@@ -347,7 +353,8 @@
         {{ charge_span_start('lines.charge_period_start', 'lines.charge_period_end') }} as cs,
         {{ charge_span_end('lines.charge_period_start', 'lines.charge_period_end') }} as ce,
         round(lines.x_effective_cost_reporting, 6) as cost,
-        round(lines.x_billed_cost_reporting, 6) as billed_cost
+        round(lines.x_billed_cost_reporting, 6) as billed_cost,
+        lines.billing_period_epoch
     from {{ model_relation('int_billing_lines') }} as lines
     left join {{ model_relation('int_billing_line_teams') }} as line_teams
         on line_teams.x_line_key = lines.x_line_key
@@ -365,7 +372,8 @@
         cast(null as double) as cs,
         cast(null as double) as ce,
         cast(null as double) as cost,
-        cast(null as double) as billed_cost
+        cast(null as double) as billed_cost,
+        cast(null as bigint) as billing_period_epoch
     from {{ model_relation('int_runs') }}
 {%- endmacro %}
 

@@ -8,8 +8,16 @@
 -- every hour. `reason` says which. Built before the spend models and their tests, which read it.
 -- A full build compares nothing (the last build's copy may have other columns).
 -- depends_on: {{ ref('int_run_gpu_hour_costs') }}
+-- Of the bill lines, only those of the billing periods the bill lines recomputed are compared
+-- (int_billing_lines is stored by period from int_billing_lines_recompute_from's: an earlier
+-- period's lines are the rows the last build stored and its copy holds); every run is.
+-- (the bill lines' first period: {{ ref('int_billing_lines_recompute_from') }})
 {%- set range_start = run_range_start() %}
 {%- set built = built_relation('int_spend_inputs') if execute else none %}
+{%- set lines_from = recompute_from_hour('int_billing_lines_recompute_from')
+    if range_start is not none else none %}
+{%- set compared = 'true' if lines_from is none
+    else "(input = 'run' or coalesce(billing_period_epoch >= " ~ lines_from ~ ', true))' %}
 with
 
 states_from as (
@@ -34,7 +42,7 @@ built_inputs as (
 
 changed as (
 
-    select * from {{ changed_input_rows('now_inputs', 'built_inputs') }}
+    select * from {{ changed_input_rows('now_inputs', 'built_inputs', where=compared) }}
 
 ),
 
