@@ -14,9 +14,9 @@ times the two shapes of that work on synthetic rows of the project's shapes, in 
 
 Each case checks that both shapes find the same first change (a planted one, or none), and the
 node-hour case that both leave the same copy. The writes of the timed rounds are rolled back
-(so that each round starts from the last build's copy), before DuckDB checkpoints them. Not the project's compiled SQL: the same
-statements' shapes, to show how each grows with nodes, lines and days
-(`python -m benchmarks.choice_copies`; figures in docs/performance.md).
+(so that each round starts from the last build's copy), before DuckDB checkpoints them. Not the
+project's compiled SQL: the same statements' shapes, to show how each grows with nodes, lines
+and days (`python -m benchmarks.choice_copies`; figures in docs/performance.md).
 """
 
 from __future__ import annotations
@@ -91,6 +91,10 @@ def node_hour_copy(
     recomputed and rewrite the copy from the first changed day (now). `restated`: the open
     month's bill was restated (one node-hour of the month's first day changed; the node-hour
     costs recomputed from the month's first day); else nothing before the range changed."""
+    if nodes < 1 or days < 2:
+        raise ValueError(
+            f"need a node and a day before the daily run's: {nodes} nodes, {days} days"
+        )
     con = _connect(folder)
     last = FIRST_DAY + (days - 1) * 86400
     con.execute(f"""
@@ -100,8 +104,10 @@ def node_hour_copy(
             cast(floor(({FIRST_DAY} + h * 3600) / 86400) * 86400 as bigint) as day_epoch
         from range({nodes}) as a(n), range({days * 24}) as b(h)
     """)
+    # the month the bill lines recompute from: the month of the day before the range (on a
+    # month's first day, the month before it, as int_billing_lines_recompute_from chooses)
     month = con.execute(
-        f"select cast(epoch(date_trunc('month', to_timestamp({last}))) as bigint)"
+        f"select cast(epoch(date_trunc('month', to_timestamp({last - 86400}))) as bigint)"
     ).fetchall()[0][0]
     con.execute("create table copy_whole as select * from inputs")
     con.execute("create table copy_by_day as select * from inputs")
@@ -179,6 +185,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lines-per-day", type=int, nargs="+", default=[3150, 30000])
     parser.add_argument("--days", type=int, nargs="+", default=[7, 365])
     args = parser.parse_args(argv)
+    for option, values, least in (
+        ("--nodes", args.nodes, 1),
+        ("--lines-per-day", args.lines_per_day, 1),
+        ("--days", args.days, 2),
+    ):
+        if min(values) < least:
+            parser.error(
+                f"{option} must be at least {least} (a history before the daily run's day)"
+            )
     with tempfile.TemporaryDirectory(prefix="choice-copies-") as tmp:
         folder = Path(tmp)
         timings = [

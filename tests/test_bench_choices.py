@@ -40,3 +40,18 @@ def test_the_command_prints_a_row_per_case(capsys: pytest.CaptureFixture[str]) -
     # a header, two node-hour cases (quiet, restated) and one bill-line case
     assert len(lines) == 4
     assert "restated month" in lines[2] and lines[3].startswith("bill lines, 3 a day x 7 days")
+
+
+def test_a_history_of_a_months_first_day_is_restated_in_the_month_before(tmp_path: Path) -> None:
+    # 32 days from 2025-10-01: the daily run's day is 2025-11-01, the month it recomputes from
+    # is October (the day before the range), the planted hour 2025-10-01 05:00
+    t = node_hour_copy(tmp_path, 2, 32, restated=True, runs=1)
+    assert t.before_found == t.now_found == datetime(2025, 10, 1, 5, tzinfo=UTC).timestamp()
+
+
+def test_a_history_without_a_day_before_the_run_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--days", "1"])
+    assert "--days must be at least 2" in capsys.readouterr().err
