@@ -70,10 +70,18 @@ def _changed(
     return con.execute(sql).fetchall()[0][0]
 
 
-def _time(runs: int, before: Callable[[], float], now: Callable[[], float]) -> tuple:
+def _recomputed_month(con: duckdb.DuckDBPyConnection, run_day: int) -> int:
+    """The billing period the bill lines recompute from in a daily run of `run_day` (epoch
+    seconds of its midnight): the month of the day before it, as int_billing_lines_recompute_from
+    takes it (on a month's first day, the month before)."""
+    sql = f"select cast(epoch(date_trunc('month', to_timestamp({run_day - 86400}))) as bigint)"
+    return con.execute(sql).fetchall()[0][0]
+
+
+def _time(runs: int, before: Callable[[], float | None], now: Callable[[], float | None]) -> tuple:
     """Median milliseconds of each shape, alternating which goes first; the last results."""
     spent: dict[str, list[float]] = {"before": [], "now": []}
-    found: dict[str, float] = {}
+    found: dict[str, float | None] = {}
     for i in range(runs):
         order = [("before", before), ("now", now)]
         for name, fn in order if i % 2 == 0 else order[::-1]:
@@ -104,11 +112,7 @@ def node_hour_copy(
             cast(floor(({FIRST_DAY} + h * 3600) / 86400) * 86400 as bigint) as day_epoch
         from range({nodes}) as a(n), range({days * 24}) as b(h)
     """)
-    # the month the bill lines recompute from: the month of the day before the range (on a
-    # month's first day, the month before it, as int_billing_lines_recompute_from chooses)
-    month = con.execute(
-        f"select cast(epoch(date_trunc('month', to_timestamp({last - 86400}))) as bigint)"
-    ).fetchall()[0][0]
+    month = _recomputed_month(con, last)
     con.execute("create table copy_whole as select * from inputs")
     con.execute("create table copy_by_day as select * from inputs")
     planted = month + 5 * 3600 if restated else None
@@ -150,7 +154,8 @@ def node_hour_copy(
 
 
 def bill_line_comparison(folder: Path, lines_per_day: int, days: int, runs: int = 5) -> Timing:
-    """The spend's choice: every bill line against the copy, or the open month's lines only."""
+    """The spend's choice: every bill line against the copy, or the lines of the periods the bill
+    lines recompute only (a daily run: the open month's)."""
     con = _connect(folder)
     con.execute(f"""
         create table lines as
@@ -162,11 +167,10 @@ def bill_line_comparison(folder: Path, lines_per_day: int, days: int, runs: int 
         from range({days}) as a(d), range({lines_per_day}) as b(i)
     """)
     con.execute("create table copy as select * from lines")
-    open_month = con.execute("select max(billing_period_epoch) from lines").fetchall()[0][0]
-    # the open month redelivered with one line restated
+    # the open month redelivered with one line of the run's day restated
     last = FIRST_DAY + (days - 1) * 86400
     con.execute(f"update lines set cost = cost * 2 + 1 where line_key = 'line-{days - 1}-0'")
-    month = f"coalesce(billing_period_epoch >= {open_month}, true)"
+    month = f"coalesce(billing_period_epoch >= {_recomputed_month(con, last)}, true)"
     b, n, fb, fn = _time(
         runs,
         lambda: _changed(con, "lines", "copy", "true", "cs"),
