@@ -255,6 +255,23 @@ def recompute_span(home: Path, first: date, last: date) -> DaySpan:
     return DaySpan(first, last)
 
 
+def history_span(home: Path, span: DaySpan) -> DaySpan:
+    """The first and the last day of the history a full build covers: every accounted day and
+    this run's span. The heavy day models of a full build run one day at a time over it
+    (dbt_project/macros/day_batches.sql), their first and last batches open beyond it, so a
+    landed row outside these days is still built."""
+    days = [span.first, span.last]
+    root = partition_dir(home, "accounted_days", "pipeline", "date=2000-01-01").parent
+    if root.is_dir():
+        for folder in root.iterdir():
+            if folder.is_dir() and folder.name.startswith("date="):
+                try:
+                    days.append(date.fromisoformat(folder.name[len("date=") :]))
+                except ValueError:
+                    continue
+    return DaySpan(min(days), max(days))
+
+
 def _accounted(home: Path, day: date) -> bool:
     """Whether a run accounted `day` (fleetledger/config_tables.py, record_accounted_days)."""
     return partition_dir(home, "accounted_days", "pipeline", f"date={day}").is_dir()

@@ -42,6 +42,7 @@ from fleetledger.incremental import (
     build_inputs,
     full_refresh_reason,
     guarded_build,
+    history_span,
     recompute_span,
     set_aside_damaged_history,
 )
@@ -328,6 +329,7 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         span = recompute_span(
             home, date.fromisoformat(key_range.start[:10]), date.fromisoformat(key_range.end[:10])
         )
+        history = history_span(home, span)
         warehouse = _warehouse_settings(fleet)
         # a run `fleetledger run` started has done this already (and tagged the refresh)
         set_aside = set_aside_damaged_history(home, context.run.run_id, warehouse.engine)
@@ -346,6 +348,10 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             # the days the day models recompute (macros/incremental.sql)
             "FLEETLEDGER_RECOMPUTE_START": span.first.isoformat(),
             "FLEETLEDGER_RECOMPUTE_END": span.last.isoformat(),
+            # the days a full build runs the heavy day models over, one at a time
+            # (macros/day_batches.sql)
+            "FLEETLEDGER_HISTORY_FIRST": history.first.isoformat(),
+            "FLEETLEDGER_HISTORY_LAST": history.last.isoformat(),
             # fct_data_health stamps this build's findings with the run
             "FLEETLEDGER_RUN_ID": context.run.run_id,
             "FLEETLEDGER_RUN_AT": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),

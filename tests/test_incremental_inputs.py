@@ -27,6 +27,7 @@ from fleetledger.incremental import (
     build_inputs,
     full_refresh_reason,
     guarded_build,
+    history_span,
     recompute_span,
     restore_interrupted_build,
     set_aside_unreadable_history,
@@ -374,3 +375,19 @@ def test_the_run_summary_names_the_days_the_build_recomputed(
     span = DaySpan(date(2026, 1, 2), date(2026, 1, 3))
     summary = _summary(tmp_path, monkeypatch, capsys, date(2026, 1, 2), recomputed=span)
     assert "incremental: recomputed 2026-01-02..2026-01-03" in summary
+
+
+def test_a_full_build_runs_its_day_batches_over_every_accounted_day(tmp_path: Path) -> None:
+    """The days a full build runs the heavy day models over, one at a time
+    (macros/day_batches.sql): every accounted day and the run's own, whichever is wider."""
+    span = DaySpan(date(2026, 1, 8), date(2026, 1, 8))
+    # nothing accounted yet: the run's days
+    assert history_span(tmp_path, span) == span
+    record_accounted_days(tmp_path, [date(2026, 1, 3), date(2026, 1, 5), date(2026, 1, 7)])
+    # a folder that is not a day is not one
+    (tmp_path / "raw" / "accounted_days" / "pipeline" / "date=notaday").mkdir()
+    assert history_span(tmp_path, span) == DaySpan(date(2026, 1, 3), date(2026, 1, 8))
+    # a re-run of an earlier range: the history still reaches the last accounted day
+    assert history_span(tmp_path, DaySpan(date(2026, 1, 1), date(2026, 1, 2))) == DaySpan(
+        date(2026, 1, 1), date(2026, 1, 7)
+    )

@@ -13,14 +13,23 @@
     `meta.days_before`, which the tests read (tests/spark/test_spark_marts.py), and the model
     passes the same number to the range macros below.
 
+    `day_batches`: on DuckDB, a build over several days runs the model's SQL once per day
+    (macros/day_batches.sql): for the sample-grain models, whose memory would otherwise grow
+    with the days a build covers.
+
     `to_last_day`: the model rewrites every day from a first day on, not the range only (a
     day's rows carry something from the days before it however far back, as an hour without a
     MIG report keeps the last report's layout: int_gpu_units): the name of the one-row model
     that chose that day (`from_hour`, `reason`). Its tests then read those days
     (`meta.to_last_day`, macros/generic_tests.sql). -#}
 
-{% macro incremental_by_day(day_column='day_epoch', days_before=0, to_last_day=false) -%}
-    {%- set meta = {'day_model': true, 'days_before': days_before, 'to_last_day': to_last_day} -%}
+{% macro incremental_by_day(
+    day_column='day_epoch', days_before=0, to_last_day=false, day_batches=false
+) -%}
+    {%- set meta = {
+        'day_model': true, 'days_before': days_before, 'to_last_day': to_last_day,
+        'day_batches': day_batches
+    } -%}
     {{ return(adapter.dispatch('stored_by_day')(day_column, meta, in_history=true)) }}
 {%- endmacro %}
 
@@ -30,7 +39,8 @@
 {% macro default__stored_by_day(day_column, meta, in_history) -%}
     {%- if in_history -%}{{ config(database=history_database()) }}{%- endif -%}
     {{ config(
-        materialized='incremental',
+        materialized='day_batches' if meta.get('day_batches') and target.type == 'duckdb'
+            else 'incremental',
         incremental_strategy=fleetledger_incremental_strategy(),
         unique_key=day_column,
         on_schema_change='fail',
@@ -155,7 +165,10 @@
     before the range too) -#}
 {% macro in_recomputed_days(day_epoch, days_before=0) -%}
     {%- set days = recompute_range() -%}
-    {%- if days is none -%}
+    {%- if day_batches() is not none -%}
+        ({{ day_epoch }} >= {{ day_batch_bound('from') }}
+            and {{ day_epoch }} < {{ day_batch_bound('to') }})
+    {%- elif days is none -%}
         true
     {%- else -%}
         ({{ day_epoch }} >= {{ days[0] - days_before * 86400 }}
@@ -167,7 +180,10 @@
     (compared as timestamps, so the engine can skip Parquet row groups by their statistics) -#}
 {% macro at_recomputed_times(ts, days_before=0) -%}
     {%- set days = recompute_range() -%}
-    {%- if days is none -%}
+    {%- if day_batches() is not none -%}
+        ({{ ts }} >= {{ from_epoch(day_batch_bound('from')) }}
+            and {{ ts }} < {{ from_epoch(day_batch_bound('to')) }})
+    {%- elif days is none -%}
         true
     {%- else -%}
         ({{ ts }} >= {{ from_epoch(days[0] - days_before * 86400) }}
@@ -179,6 +195,7 @@
     than any sample when every day is recomputed -#}
 {% macro first_recomputed_epoch(days_before=0) -%}
     {%- set days = recompute_range() -%}
+    {%- if day_batches() is not none -%}{{ return(day_batch_bound('from')) }}{%- endif -%}
     {{- -1e18 if days is none else days[0] - days_before * 86400 -}}
 {%- endmacro %}
 
@@ -186,6 +203,7 @@
     every day is recomputed -#}
 {% macro after_recomputed_epoch() -%}
     {%- set days = recompute_range() -%}
+    {%- if day_batches() is not none -%}{{ return(day_batch_bound('to')) }}{%- endif -%}
     {{- 1e18 if days is none else days[1] + 86400 -}}
 {%- endmacro %}
 

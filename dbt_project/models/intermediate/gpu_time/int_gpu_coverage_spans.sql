@@ -12,7 +12,7 @@
 -- kept and paired, the start with the next end (a running count over every piece and a
 -- group-by of all of them cost twice as much at 20 M pieces).
 
-{{ incremental_by_day() }}
+{{ incremental_by_day(day_batches=true) }}
 with
 
 pieces as (

@@ -6,7 +6,7 @@
 -- sample (int_sample_pieces: what covers into the day; int_health_gpu_samples: the previous
 -- values of the XID gauge and the counters). Stored by day (macros/incremental.sql): a day's
 -- row depends on that day's samples only.
-{{ incremental_by_day() }}
+{{ incremental_by_day(day_batches=true) }}
 with
 
 samples as (

@@ -1,6 +1,6 @@
 -- Who the exporter said held a GPU at a sample: Slurm job (hpc_job = JobIDRaw) or pod.
 -- Stored by sample day: a run recomputes the days of its range (macros/incremental.sql).
-{{ incremental_by_day() }}
+{{ incremental_by_day(day_batches=true) }}
 with
 
 samples as (

@@ -6,7 +6,7 @@
 -- PROF_GR_ENGINE_ACTIVE (0-1) when exported, else GPU_UTIL / 100. Hosts outside the inventory
 -- use `auto`. Stored by sample day: a run recomputes the days of its range
 -- (macros/incremental.sql).
-{{ incremental_by_day() }}
+{{ incremental_by_day(day_batches=true) }}
 with
 
 samples as (

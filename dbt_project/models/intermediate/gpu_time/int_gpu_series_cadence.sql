@@ -3,7 +3,7 @@
 -- interval between the series' samples of the day (120 s at 60 s scrapes; DESIGN.md, "From
 -- samples to seconds"). Per day, so that a day's result never changes when later days land:
 -- stored by day, a run recomputes the days of its range (macros/incremental.sql).
-{{ incremental_by_day() }}
+{{ incremental_by_day(day_batches=true) }}
 with
 
 samples as (

@@ -11,7 +11,7 @@
 -- nothing are left out.
 --
 -- Stored by day: a run recomputes the days of its range (macros/incremental.sql).
-{{ incremental_by_day() }}
+{{ incremental_by_day(day_batches=true) }}
 with
 
 days as (

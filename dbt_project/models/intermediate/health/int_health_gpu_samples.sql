@@ -14,7 +14,7 @@
 -- values) and its first sample after it (a day's last sample is valid until then), so a run
 -- rewrites the days of its range and the day before it (whose last sample the range's first
 -- sample ends).
-{{ incremental_by_day(days_before=1) }}
+{{ incremental_by_day(days_before=1, day_batches=true) }}
 with
 
 gpu_samples as (

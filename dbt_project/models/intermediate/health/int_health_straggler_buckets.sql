@@ -21,7 +21,7 @@
     ~ var('straggler_bucket_seconds')
 ) }}
 {%- endif %}
-{{ incremental_by_day(days_before=1) }}
+{{ incremental_by_day(days_before=1, day_batches=true) }}
 with
 
 holdings as (
