@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow.parquet as pq
 
 from fleetledger.config import Config
 from fleetledger.publish import (
@@ -255,21 +256,56 @@ def recompute_span(home: Path, first: date, last: date) -> DaySpan:
     return DaySpan(first, last)
 
 
-def history_span(home: Path, span: DaySpan) -> DaySpan:
-    """The first and the last day of the history a full build covers: every accounted day and
-    this run's span. The heavy day models of a full build run one day at a time over it
-    (dbt_project/macros/day_batches.sql), their first and last batches open beyond it, so a
-    landed row outside these days is still built."""
-    days = [span.first, span.last]
-    root = partition_dir(home, "accounted_days", "pipeline", "date=2000-01-01").parent
-    if root.is_dir():
-        for folder in root.iterdir():
-            if folder.is_dir() and folder.name.startswith("date="):
-                try:
-                    days.append(date.fromisoformat(folder.name[len("date=") :]))
-                except ValueError:
-                    continue
-    return DaySpan(min(days), max(days))
+#: how many long DCGM rows a batch of a full build's sample-grain models covers at most (a day
+#: of 1,024 GPUs at 30 s with five fields is 14.7 M): days are grouped up to it, a larger day is a
+#: batch of its own (dbt_project/macros/day_batches.sql)
+DAY_BATCH_ROWS = 16_000_000
+
+
+def day_batches(home: Path, span: DaySpan, max_rows: int = DAY_BATCH_ROWS) -> list[date]:
+    """The first day of each batch a full build runs the sample-grain day models in, over every
+    accounted day and this run's span: consecutive days grouped while their landed DCGM rows
+    (the Parquet footers of `raw/dcgm_samples/<source>/date=<day>/`) stay within `max_rows`. The
+    first batch also takes every earlier time and the last every later one, so a landed row
+    outside these days is still built. One batch (a single day or a small fleet's whole
+    history) means the models run once."""
+    days = {span.first, span.last}
+    accounted = _partition_days(home, "accounted_days", "pipeline")
+    days.update(accounted)
+    rows: dict[date, int] = {}
+    table = home / "raw" / "dcgm_samples"
+    if table.is_dir():
+        for source in (p for p in table.iterdir() if p.is_dir()):
+            for day in _partition_days(home, "dcgm_samples", source.name):
+                folder = source / f"date={day}"
+                counted = sum(pq.read_metadata(f).num_rows for f in folder.glob("*.parquet"))
+                rows[day] = rows.get(day, 0) + counted
+    first, last = min(days), max(days)
+    starts = [first]
+    held = 0
+    for offset in range((last - first).days + 1):
+        day = first + timedelta(days=offset)
+        n = rows.get(day, 0)
+        if held and held + n > max_rows:
+            starts.append(day)
+            held = 0
+        held += n
+    return starts
+
+
+def _partition_days(home: Path, table: str, source: str) -> list[date]:
+    """The days of a landing table's `date=` partitions of one source."""
+    root = home / "raw" / table / source
+    if not root.is_dir():
+        return []
+    days = []
+    for folder in root.iterdir():
+        if folder.is_dir() and folder.name.startswith("date="):
+            try:
+                days.append(date.fromisoformat(folder.name[len("date=") :]))
+            except ValueError:
+                continue
+    return days
 
 
 def _accounted(home: Path, day: date) -> bool:

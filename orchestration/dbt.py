@@ -40,9 +40,9 @@ from fleetledger.config_economics import EconomicsSettings
 from fleetledger.config_warehouse import WarehouseSettings
 from fleetledger.incremental import (
     build_inputs,
+    day_batches,
     full_refresh_reason,
     guarded_build,
-    history_span,
     recompute_span,
     set_aside_damaged_history,
 )
@@ -329,7 +329,7 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         span = recompute_span(
             home, date.fromisoformat(key_range.start[:10]), date.fromisoformat(key_range.end[:10])
         )
-        history = history_span(home, span)
+        batches = day_batches(home, span)
         warehouse = _warehouse_settings(fleet)
         # a run `fleetledger run` started has done this already (and tagged the refresh)
         set_aside = set_aside_damaged_history(home, context.run.run_id, warehouse.engine)
@@ -348,10 +348,9 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             # the days the day models recompute (macros/incremental.sql)
             "FLEETLEDGER_RECOMPUTE_START": span.first.isoformat(),
             "FLEETLEDGER_RECOMPUTE_END": span.last.isoformat(),
-            # the days a full build runs the heavy day models over, one at a time
+            # the first day of each batch a full build runs the sample-grain day models in
             # (macros/day_batches.sql)
-            "FLEETLEDGER_HISTORY_FIRST": history.first.isoformat(),
-            "FLEETLEDGER_HISTORY_LAST": history.last.isoformat(),
+            "FLEETLEDGER_DAY_BATCHES": ",".join(d.isoformat() for d in batches),
             # fct_data_health stamps this build's findings with the run
             "FLEETLEDGER_RUN_ID": context.run.run_id,
             "FLEETLEDGER_RUN_AT": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),

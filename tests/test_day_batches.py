@@ -10,8 +10,9 @@ within an hour of its file's day): 23:52:30 and 23:57:30 the day before D1 (a da
 samples 300 s apart: each stays valid 600 s, so the second covers D1's first two minutes, to the
 next sample at 00:02) and 00:01:40 the day after D3. 3 x 288 + 3 = 867 samples.
 
-Built twice from the same landing zone: in day batches (FLEETLEDGER_HISTORY_FIRST / _LAST, as
-the pipeline passes them) and in one statement per model (dbt by hand).
+Built three times from the same landing zone: a day at a time and in two batches (D1-D2, D3) as
+the pipeline passes them (FLEETLEDGER_DAY_BATCHES: the first day of each), and in one statement
+per model (dbt by hand).
 """
 
 from __future__ import annotations
@@ -82,38 +83,46 @@ def _compiled(home: Path, model: str) -> str:
     return path.read_text()
 
 
+BATCHINGS = {"days": DAYS, "two": [DAYS[0], DAYS[2]]}
+
+
 @pytest.fixture(scope="module")
 def homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    batched = tmp_path_factory.mktemp("day_batches")
-    _land(batched)
+    out: dict[str, Any] = {}
     whole = tmp_path_factory.mktemp("one_statement")
-    shutil.copytree(batched / "raw", whole / "raw")
-    history = {"FLEETLEDGER_HISTORY_FIRST": str(DAYS[0]), "FLEETLEDGER_HISTORY_LAST": str(DAYS[-1])}
-    dbt_build(batched, "fleetledger", run_id="full", env=history)
+    _land(whole)
     dbt_build(whole, "fleetledger", run_id="full")
-    yield {
-        "batched": batched,
-        "whole": whole,
-        "batched_marts": read_marts(batched / "build/warehouse.duckdb", batched, run_id="full"),
-        "whole_marts": read_marts(whole / "build/warehouse.duckdb", whole, run_id="full"),
-    }
+    out["whole"] = whole
+    out["whole_marts"] = read_marts(whole / "build/warehouse.duckdb", whole, run_id="full")
+    for name, starts in BATCHINGS.items():
+        home = tmp_path_factory.mktemp(f"batches_{name}")
+        shutil.copytree(whole / "raw", home / "raw")
+        env = {"FLEETLEDGER_DAY_BATCHES": ",".join(str(d) for d in starts)}
+        dbt_build(home, "fleetledger", run_id="full", env=env)
+        out[name] = home
+        out[f"{name}_marts"] = read_marts(home / "build/warehouse.duckdb", home, run_id="full")
+    yield out
 
 
-def test_a_batched_build_runs_each_model_per_day_and_the_other_in_one_statement(homes) -> None:
+@pytest.mark.parametrize("batching", BATCHINGS)
+def test_a_batched_build_runs_each_model_per_batch_and_the_other_in_one_statement(
+    homes, batching: str
+) -> None:
     for model in BATCHED_MODELS:
-        assert "getvariable('fleetledger_day_from')" in _compiled(homes["batched"], model), model
+        assert "getvariable('fleetledger_day_from')" in _compiled(homes[batching], model), model
         assert "getvariable" not in _compiled(homes["whole"], model), model
     # a day model that is not batched runs once either way
-    assert "getvariable" not in _compiled(homes["batched"], "int_gpu_hour_reports")
+    assert "getvariable" not in _compiled(homes[batching], "int_gpu_hour_reports")
 
 
-def test_the_samples_outside_the_accounted_days_are_built(homes) -> None:
+@pytest.mark.parametrize("batching", BATCHINGS)
+def test_the_samples_outside_the_accounted_days_are_built(homes, batching: str) -> None:
     # 3 days x 288 scrapes, the two before D1 and the one after D3
     sql = (
         "select count(*), min(t), max(t) from history.intermediate.int_gpu_samples "
         "where gpu_uuid is not null"
     )
-    assert _rows(homes["batched"], sql) == [(867, BEFORE.timestamp(), AFTER.timestamp())]
+    assert _rows(homes[batching], sql) == [(867, BEFORE.timestamp(), AFTER.timestamp())]
     # the last sample before D1 covers D1 from midnight to its first sample at 00:02, and D1's
     # last (23:57) to midnight: D1 has 86,400 covered seconds
     d1 = int(T1.timestamp())
@@ -121,14 +130,17 @@ def test_the_samples_outside_the_accounted_days_are_built(homes) -> None:
         "select sum(piece_end - piece_start) from history.intermediate.int_sample_pieces "
         f"where day_epoch = {d1}"
     )
-    assert _rows(homes["batched"], covered) == [(86400.0,)]
+    assert _rows(homes[batching], covered) == [(86400.0,)]
 
 
+@pytest.mark.parametrize("batching", BATCHINGS)
 @pytest.mark.parametrize("model", BATCHED_MODELS)
-def test_each_batched_model_holds_the_rows_of_one_statement(homes, model: str) -> None:
+def test_each_batched_model_holds_the_rows_of_one_statement(
+    homes, batching: str, model: str
+) -> None:
     con = duckdb.connect()
     try:
-        for name, home in (("b", homes["batched"]), ("w", homes["whole"])):
+        for name, home in (("b", homes[batching]), ("w", homes["whole"])):
             con.execute(f"attach '{home / 'build/history.duckdb'}' as {name} (read_only)")
         counts = con.execute(
             f"select (select count(*) from b.intermediate.{model}), "
@@ -143,6 +155,7 @@ def test_each_batched_model_holds_the_rows_of_one_statement(homes, model: str) -
     assert counts is not None and counts[0] == counts[1] and counts[2:] == (0, 0), counts
 
 
-def test_the_marts_are_those_of_one_statement(homes) -> None:
-    problems, _ = compare_marts(homes["batched_marts"], homes["whole_marts"])
+@pytest.mark.parametrize("batching", BATCHINGS)
+def test_the_marts_are_those_of_one_statement(homes, batching: str) -> None:
+    problems, _ = compare_marts(homes[f"{batching}_marts"], homes["whole_marts"])
     assert not problems, "\n".join(problems)

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from rich.console import Console
 
@@ -25,9 +27,9 @@ from fleetledger.incremental import (
     PENDING_DAYS,
     DaySpan,
     build_inputs,
+    day_batches,
     full_refresh_reason,
     guarded_build,
-    history_span,
     recompute_span,
     restore_interrupted_build,
     set_aside_unreadable_history,
@@ -377,17 +379,38 @@ def test_the_run_summary_names_the_days_the_build_recomputed(
     assert "incremental: recomputed 2026-01-02..2026-01-03" in summary
 
 
+def _landed_dcgm(home: Path, source: str, day: date, rows: int) -> None:
+    folder = home / "raw" / "dcgm_samples" / source / f"date={day}"
+    folder.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"value": [0.0] * rows}), folder / "part-0.parquet")
+
+
 def test_a_full_build_runs_its_day_batches_over_every_accounted_day(tmp_path: Path) -> None:
-    """The days a full build runs the heavy day models over, one at a time
-    (macros/day_batches.sql): every accounted day and the run's own, whichever is wider."""
+    """The batches a full build runs the sample-grain day models in (macros/day_batches.sql):
+    every accounted day and the run's own, consecutive days grouped while their landed DCGM rows
+    stay within the budget, a larger day a batch of its own."""
     span = DaySpan(date(2026, 1, 8), date(2026, 1, 8))
-    # nothing accounted yet: the run's days
-    assert history_span(tmp_path, span) == span
-    record_accounted_days(tmp_path, [date(2026, 1, 3), date(2026, 1, 5), date(2026, 1, 7)])
+    # nothing accounted or landed yet: one batch, the run's day
+    assert day_batches(tmp_path, span, max_rows=10) == [date(2026, 1, 8)]
+    record_accounted_days(tmp_path, [date(2026, 1, d) for d in range(3, 8)])
     # a folder that is not a day is not one
     (tmp_path / "raw" / "accounted_days" / "pipeline" / "date=notaday").mkdir()
-    assert history_span(tmp_path, span) == DaySpan(date(2026, 1, 3), date(2026, 1, 8))
-    # a re-run of an earlier range: the history still reaches the last accounted day
-    assert history_span(tmp_path, DaySpan(date(2026, 1, 1), date(2026, 1, 2))) == DaySpan(
-        date(2026, 1, 1), date(2026, 1, 7)
-    )
+    # rows a day, two sources on the 5th: 3, 4, (2 + 5), 9, 1 and the run's 8th with none
+    for day, rows in ((3, 3), (4, 4), (5, 2), (6, 9), (7, 1)):
+        _landed_dcgm(tmp_path, "dc-a", date(2026, 1, day), rows)
+    _landed_dcgm(tmp_path, "dc-b", date(2026, 1, 5), 5)
+    # within 10 rows: 3 + 4; 7; 9 + 1 (+ 0 on the 8th)
+    assert day_batches(tmp_path, span, max_rows=10) == [
+        date(2026, 1, 3),
+        date(2026, 1, 5),
+        date(2026, 1, 6),
+    ]
+    # a day over the budget is a batch of its own; a budget above every row: one batch
+    assert day_batches(tmp_path, span, max_rows=5) == [date(2026, 1, d) for d in range(3, 8)]
+    assert day_batches(tmp_path, span, max_rows=100) == [date(2026, 1, 3)]
+    # a re-run of an earlier range: the batches still reach the last accounted day
+    assert day_batches(tmp_path, DaySpan(date(2026, 1, 1), date(2026, 1, 1)), max_rows=10) == [
+        date(2026, 1, 1),
+        date(2026, 1, 5),
+        date(2026, 1, 6),
+    ]

@@ -1,31 +1,35 @@
-{#- Day batches: a heavy day model built over many days, one day at a time (DuckDB).
+{#- Day batches: a heavy day model built over many days in batches of days (DuckDB).
 
     A day model computes the days of a run's range in one statement; on a full build, every
     day of the history at once. Its largest steps (the pivot of the long DCGM rows, the windows
     over every sample of a GPU) hold what they read in memory, so a full build of a week of
     1,024 GPUs took 6 GiB for the pivot alone, and a year would take fifty times that or spill
     it to disk. A model built with `incremental_by_day(day_batches=true)` instead runs its SQL
-    once per day (the `day_batches` materialization below, DuckDB only): each statement reads
-    and writes one day, so the memory a build needs follows the size of a day, not the length
-    of the history (docs/performance.md, "Memory and threads").
+    once per batch of days (the `day_batches` materialization below, DuckDB only): each
+    statement reads and writes one batch, so the memory a build needs follows the size of a
+    batch, not the length of the history (docs/performance.md, "Memory and threads").
 
     A day's rows depend only on that day's rows upstream and on the rows just before and after
     it (the last sample before midnight, the first after it): the rule every day model keeps,
-    since a daily run recomputes one day. A batch therefore computes exactly its day, reading
-    its neighbours from the upstream models, which hold every day already; the days are the
-    run's range, widened by the model's `days_before`, and on a full build the accounted days
-    the pipeline passes (FLEETLEDGER_HISTORY_FIRST / FLEETLEDGER_HISTORY_LAST), the first batch
-    open towards the past and the last towards the future, so no row is left out whatever the
-    list says. A run of one day, dbt by hand (no such variables) and Spark (which spreads a
-    statement over its workers) run the model's SQL once, as before.
+    since a daily run recomputes one day. A batch therefore computes exactly its days, reading
+    their neighbours from the upstream models, which hold every day already. A run over a range
+    of days runs them a day at a time (the range, widened by the model's `days_before`); a full
+    build runs the batches the pipeline chose (FLEETLEDGER_DAY_BATCHES, the first day of each:
+    consecutive accounted days grouped up to 16 M landed DCGM rows, `day_batches` in
+    fleetledger/incremental.py; a day of 1,024 GPUs at 30 s is a batch, a month of 128 GPUs at
+    60 s another), the first batch open towards the past and the last towards the future, so
+    no row is left out whatever the list says. Larger batches also leave fewer partly filled
+    row groups, which DuckDB merges at the next checkpoint that deletes from the table (the
+    first daily run after the full build). A run of one day, dbt by hand (no such variables) and
+    Spark (which spreads a statement over its workers) run the model's SQL once, as before.
 
-    The day's bounds reach the SQL as two DuckDB variables (`fleetledger_day_from`,
+    A batch's bounds reach the SQL as two DuckDB variables (`fleetledger_day_from`,
     `fleetledger_day_to`: epoch seconds) that the materialization sets before each batch; the
     range macros (macros/incremental.sql) write `getvariable(...)` in place of the range's
     numbers when the model is built in batches, so its compiled SQL shows which it was. -#}
 
-{#- the [from, to) epoch-second bounds of the days this build of the model runs one by one, or
-    none: the SQL runs once (not a batched model, not DuckDB, one day) -#}
+{#- the [from, to) epoch-second bounds of the batches this build of the model runs one by one,
+    or none: the SQL runs once (not a batched model, not DuckDB, one day or one batch) -#}
 {% macro day_batches() -%}
     {%- if not execute or not (model.config.meta or {}).get('day_batches') -%}
         {{ return(none) }}
@@ -46,23 +50,24 @@
         {#- an incremental run: the range and the days before it the model rewrites -#}
         {%- set first = days[0] - (model.config.meta.get('days_before') or 0) * 86400 -%}
         {%- set last = days[1] -%}
-        {%- set open_ends = false -%}
     {%- else -%}
-        {#- a full build: every accounted day -#}
-        {%- set history_first = run_env('FLEETLEDGER_HISTORY_FIRST') -%}
-        {%- set history_last = run_env('FLEETLEDGER_HISTORY_LAST') -%}
-        {%- if history_first == '' or history_last == '' -%}{{ return(none) }}{%- endif -%}
-        {%- set first = day_epoch_of(history_first) -%}
-        {%- set last = day_epoch_of(history_last) -%}
-        {%- set open_ends = true -%}
+        {#- a full build: the batches the pipeline chose over the accounted days, the first open
+            to the past and the last to the future -#}
+        {%- set starts = run_env('FLEETLEDGER_DAY_BATCHES').split(',') | reject('equalto', '') | list -%}
+        {%- if starts | length < 2 -%}{{ return(none) }}{%- endif -%}
+        {%- set bounds = [-day_batch_open_end()] -%}
+        {%- for start in starts[1:] -%}{%- do bounds.append(day_epoch_of(start)) -%}{%- endfor -%}
+        {%- do bounds.append(day_batch_open_end()) -%}
+        {%- set batches = [] -%}
+        {%- for i in range(bounds | length - 1) -%}
+            {%- do batches.append([bounds[i], bounds[i + 1]]) -%}
+        {%- endfor -%}
+        {{ return(batches) }}
     {%- endif -%}
     {%- if last <= first -%}{{ return(none) }}{%- endif -%}
     {%- set batches = [] -%}
     {%- for day in range(first, last + 86400, 86400) -%}
-        {%- do batches.append([
-            -day_batch_open_end() if open_ends and loop.first else day,
-            day_batch_open_end() if open_ends and loop.last else day + 86400
-        ]) -%}
+        {%- do batches.append([day, day + 86400]) -%}
     {%- endfor -%}
     {{ return(batches) }}
 {%- endmacro %}
