@@ -117,3 +117,14 @@ def built_warehouse(home: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         yield con
     finally:
         con.close()
+
+
+def built_rows(home: Path, sql: str) -> list[tuple]:
+    """`sql`'s rows in the build warehouse of a hand-made fleet, its day models' file attached
+    as `history` (read-only)."""
+    con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
+    try:
+        con.execute(f"attach '{home / 'build/history.duckdb'}' as history (read_only)")
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

@@ -26,7 +26,7 @@ from typing import Any
 import duckdb
 import pytest
 from dbt_in_process import dbt_build
-from edge_rows import dcgm, every, frame
+from edge_rows import built_rows, dcgm, every, frame
 from mart_compare import compare_marts, read_marts
 
 from fleetledger.config import Config
@@ -67,15 +67,6 @@ def _land(home: Path) -> None:
             rows.append(dcgm("n-1", 0, AFTER, UTIL, 30.0))
         land(home, "dcgm_samples", "dcgm", f"date={day}", frame("dcgm_samples", rows))
         land(home, "slurm_jobs", "slurm", f"date={day}", frame("slurm_jobs", []))
-
-
-def _rows(home: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
-    try:
-        con.execute(f"attach '{home / 'build/history.duckdb'}' as history (read_only)")
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _compiled(home: Path, model: str) -> str:
@@ -122,7 +113,7 @@ def test_the_samples_outside_the_accounted_days_are_built(homes, batching: str) 
         "select count(*), min(t), max(t) from history.intermediate.int_gpu_samples "
         "where gpu_uuid is not null"
     )
-    assert _rows(homes[batching], sql) == [(867, BEFORE.timestamp(), AFTER.timestamp())]
+    assert built_rows(homes[batching], sql) == [(867, BEFORE.timestamp(), AFTER.timestamp())]
     # the last sample before D1 covers D1 from midnight to its first sample at 00:02, and D1's
     # last (23:57) to midnight: D1 has 86,400 covered seconds
     d1 = int(T1.timestamp())
@@ -130,7 +121,7 @@ def test_the_samples_outside_the_accounted_days_are_built(homes, batching: str) 
         "select sum(piece_end - piece_start) from history.intermediate.int_sample_pieces "
         f"where day_epoch = {d1}"
     )
-    assert _rows(homes[batching], covered) == [(86400.0,)]
+    assert built_rows(homes[batching], covered) == [(86400.0,)]
 
 
 @pytest.mark.parametrize("batching", BATCHINGS)

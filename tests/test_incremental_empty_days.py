@@ -29,7 +29,7 @@ from typing import Any
 import duckdb
 import pytest
 from dbt_in_process import dbt_build
-from edge_rows import dcgm, every, frame, slurm_job
+from edge_rows import built_rows, dcgm, every, frame, slurm_job
 from mart_compare import compare_marts, read_marts
 
 from fleetledger.config import Config
@@ -73,15 +73,6 @@ def _land_day_2(home: Path, corrected: bool) -> None:
     land(home, "slurm_jobs", "slurm", f"date={D2}", frame("slurm_jobs", jobs))
 
 
-def _rows(home: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
-    try:
-        con.execute(f"attach '{home / 'build/history.duckdb'}' as history (read_only)")
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 D2_EPOCH = int(T2.timestamp())
 OUTSIDE = (
     "select count(*) from history.intermediate.int_dcgm_outside_host_days "
@@ -112,7 +103,7 @@ def homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     _land_day_2(daily, corrected=False)
     dbt_build(daily, "fleetledger", run_id="first")
     out: dict[str, Any] = {"daily": daily}
-    out["before"] = {q: _rows(daily, q)[0][0] for q in (OUTSIDE, RUN_HOURS, BUSY)}
+    out["before"] = {q: built_rows(daily, q)[0][0] for q in (OUTSIDE, RUN_HOURS, BUSY)}
     _land_day_2(daily, corrected=True)
     env = {"FLEETLEDGER_RECOMPUTE_START": str(D2), "FLEETLEDGER_RECOMPUTE_END": str(D2)}
     dbt_build(daily, "fleetledger", run_id="corrected", env=env)
@@ -131,7 +122,7 @@ def homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     finally:
         con.close()
     dbt_build(daily, "fleetledger", run_id="upgraded", full_refresh=True)
-    out["upgraded_reasons"] = _rows(daily, REASONS)
+    out["upgraded_reasons"] = built_rows(daily, REASONS)
     out["upgraded_marts"] = read_marts(daily / "build/warehouse.duckdb", daily, run_id="upgraded")
     yield out
 
@@ -146,10 +137,10 @@ def test_as_first_delivered_day_2_had_a_run_and_a_host_outside_the_inventory(hom
 
 def test_the_corrected_day_keeps_none_of_its_old_rows(homes) -> None:
     daily = homes["daily"]
-    assert _rows(daily, OUTSIDE)[0][0] == 0
-    assert _rows(daily, RUN_HOURS)[0][0] == 0
+    assert built_rows(daily, OUTSIDE)[0][0] == 0
+    assert built_rows(daily, RUN_HOURS)[0][0] == 0
     # no run holds the GPU on D2 any more: nothing busy
-    assert _rows(daily, BUSY)[0][0] == pytest.approx(0.0)
+    assert built_rows(daily, BUSY)[0][0] == pytest.approx(0.0)
 
 
 def test_the_recomputed_history_equals_a_full_build_mart_by_mart(homes) -> None:

@@ -103,7 +103,7 @@
 
 {#- The materialization of a day model built in day batches (DuckDB). Incremental: the
     pre-hook empties the recomputed days (clear_recomputed_days), then each batch inserts its
-    day's rows. A first or full build writes the batches into a new table, which replaces the
+    days' rows. A first or full build writes the batches into a new table, which replaces the
     old one when all are in (as dbt's table materialization does). One batch (`day_batches()`
     none): the model's SQL once, as dbt's incremental materialization would. The columns must
     stay those of the stored table (as `on_schema_change: fail`): a model whose columns changed
