@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fleetledger.config import Config
@@ -48,6 +49,7 @@ from fleetledger.publish import (
     published_is_unchanged,
     published_path,
 )
+from ingest.core.errors import IngestError
 from ingest.core.findings import IngestFinding
 from ingest.core.findings_landing import land_ingest_findings
 from ingest.core.landing import partition_dir
@@ -277,9 +279,8 @@ def day_batches(home: Path, span: DaySpan, max_rows: int = DAY_BATCH_ROWS) -> li
     if table.is_dir():
         for source in (p for p in table.iterdir() if p.is_dir()):
             for day in _partition_days(home, "dcgm_samples", source.name):
-                folder = source / f"date={day}"
-                counted = sum(pq.read_metadata(f).num_rows for f in folder.glob("*.parquet"))
-                rows[day] = rows.get(day, 0) + counted
+                for file in (source / f"date={day}").glob("*.parquet"):
+                    rows[day] = rows.get(day, 0) + _landed_rows(file)
     first, last = min(days), max(days)
     starts = [first]
     held = 0
@@ -291,6 +292,17 @@ def day_batches(home: Path, span: DaySpan, max_rows: int = DAY_BATCH_ROWS) -> li
             held = 0
         held += n
     return starts
+
+
+def _landed_rows(file: Path) -> int:
+    """The rows of a landed Parquet file, from its footer."""
+    try:
+        return pq.read_metadata(file).num_rows
+    except (pa.ArrowException, OSError) as err:
+        raise IngestError(
+            f"{file}: cannot read this landed file's Parquet footer ({err}); the build reads "
+            "every landed file: land its day again (fleetledger run --date <day>) or move it aside"
+        ) from None
 
 
 def _partition_days(home: Path, table: str, source: str) -> list[date]:

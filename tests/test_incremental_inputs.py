@@ -36,6 +36,7 @@ from fleetledger.incremental import (
 )
 from fleetledger.pipeline import PipelineResult
 from fleetledger.publish import build_path, history_path, publish_warehouse, published_path
+from ingest.core.errors import IngestError
 
 PROJECT = Path(__file__).resolve().parents[1] / "dbt_project"
 
@@ -414,3 +415,12 @@ def test_a_full_build_runs_its_day_batches_over_every_accounted_day(tmp_path: Pa
         date(2026, 1, 5),
         date(2026, 1, 6),
     ]
+
+
+def test_a_landed_file_without_a_parquet_footer_is_named(tmp_path: Path) -> None:
+    span = DaySpan(date(2026, 1, 3), date(2026, 1, 3))
+    folder = tmp_path / "raw" / "dcgm_samples" / "dc-a" / "date=2026-01-03"
+    folder.mkdir(parents=True)
+    (folder / "part-0.parquet").write_text("not parquet")
+    with pytest.raises(IngestError, match=r"date=2026-01-03/part-0\.parquet: cannot read"):
+        day_batches(tmp_path, span)
