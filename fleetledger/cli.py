@@ -165,6 +165,13 @@ def _print_run_summary(result: Any) -> None:
         err.print(f"[yellow]warning:[/] {check.severity.lower()} {check} did not pass")
     if result.full_refresh:
         out.print(f"full refresh: {result.full_refresh}", highlight=False, soft_wrap=True)
+        if result.day_batches:
+            out.print(
+                f"the sample-grain day models built in {len(result.day_batches)} batches of "
+                f"days, from {', '.join(d.isoformat() for d in result.day_batches)}",
+                highlight=False,
+                soft_wrap=True,
+            )
     else:
         span = result.recomputed
         first, last = (span.first, span.last) if span else (result.start, result.end)

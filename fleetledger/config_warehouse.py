@@ -6,6 +6,7 @@
       memory_limit: 4GB     # DuckDB's memory_limit: a size (KB, MB, GB, TB, KiB ... TiB) or a
                             # share of the machine's memory ("50%"); default 80%
       threads: 2            # DuckDB's worker threads; default: one a CPU
+      day_batch_rows: 16000000  # a full build's sample-grain models: landed DCGM rows a batch
       spark: {master: local[2], driver_memory: 2g, ...}   # the local PySpark session
 
 They reach the dbt build (dbt_project/profiles.yml reads them from the environment the build
@@ -27,6 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ingest.core.duckdb_settings import MEMORY_LIMIT_ENV, THREADS_ENV
 
 DEFAULT_MEMORY_LIMIT = "80%"
+#: how many long DCGM rows a batch of a full build's sample-grain models covers at most (a day
+#: of 1,024 GPUs at 30 s with five fields is 14.7 M): days are grouped up to it, a larger day is a
+#: batch of its own (fleetledger/incremental.py, dbt_project/macros/day_batches.sql)
+DEFAULT_DAY_BATCH_ROWS = 16_000_000
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)\s*$", re.IGNORECASE)
 _SHARE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
 
@@ -65,6 +70,10 @@ class WarehouseSettings(BaseModel):
     memory_limit: str = DEFAULT_MEMORY_LIMIT
     # unset: one thread a CPU of the machine the run is on
     threads: int | None = Field(default=None, ge=1)
+    # a DuckDB full build runs the sample-grain day models in batches of consecutive days of at
+    # most this many landed DCGM rows (a larger day: a batch of its own); the rows are the same
+    # whatever the batches, the memory of a batch follows its rows (docs/performance.md)
+    day_batch_rows: int = Field(default=DEFAULT_DAY_BATCH_ROWS, ge=1)
 
     @field_validator("memory_limit", mode="before")
     @classmethod

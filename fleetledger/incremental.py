@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fleetledger.config import Config
+from fleetledger.config_warehouse import DEFAULT_DAY_BATCH_ROWS
 from fleetledger.publish import (
     HISTORY_WAREHOUSE,
     build_is_published,
@@ -258,13 +259,7 @@ def recompute_span(home: Path, first: date, last: date) -> DaySpan:
     return DaySpan(first, last)
 
 
-#: how many long DCGM rows a batch of a full build's sample-grain models covers at most (a day
-#: of 1,024 GPUs at 30 s with five fields is 14.7 M): days are grouped up to it, a larger day is a
-#: batch of its own (dbt_project/macros/day_batches.sql)
-DAY_BATCH_ROWS = 16_000_000
-
-
-def day_batches(home: Path, span: DaySpan, max_rows: int = DAY_BATCH_ROWS) -> list[date]:
+def day_batches(home: Path, span: DaySpan, max_rows: int = DEFAULT_DAY_BATCH_ROWS) -> list[date]:
     """The first day of each batch a full build runs the sample-grain day models in, over every
     accounted day and this run's span: consecutive days grouped while their landed DCGM rows
     (the Parquet footers of `raw/dcgm_samples/<source>/date=<day>/`) stay within `max_rows`. The
@@ -292,6 +287,26 @@ def day_batches(home: Path, span: DaySpan, max_rows: int = DAY_BATCH_ROWS) -> li
             held = 0
         held += n
     return starts
+
+
+#: the first day of each batch a full build ran the sample-grain models in, in the run's dbt
+#: folder (`build/dbt/<run id>/`), for the run's summary
+DAY_BATCHES_FILE = "day_batches.json"
+
+
+def record_day_batches(target: Path, batches: list[date]) -> None:
+    """Write the batches a build runs (none: the models' SQL runs once) into its dbt folder."""
+    (target / DAY_BATCHES_FILE).write_text(json.dumps([d.isoformat() for d in batches]))
+
+
+def recorded_day_batches(target: Path) -> list[date]:
+    """The batches the build in the dbt folder `target` ran the sample-grain models in: the first
+    day of each, or none (one statement a model: a run over its range, a small history)."""
+    path = target / DAY_BATCHES_FILE
+    if not path.is_file():
+        return []
+    starts = [date.fromisoformat(d) for d in json.loads(path.read_text())]
+    return starts if len(starts) > 1 else []
 
 
 def _landed_rows(file: Path) -> int:

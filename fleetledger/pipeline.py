@@ -33,6 +33,7 @@ from fleetledger.incremental import (
     DaySpan,
     full_refresh_reason,
     recompute_span,
+    recorded_day_batches,
     set_aside_damaged_history,
 )
 from fleetledger.run_lock import HomeLocked, home_lock
@@ -89,6 +90,9 @@ class PipelineResult:
     # the days the build recomputed: the range, widened to the days of runs that did not finish
     # and to the day after a re-run day (fleetledger/incremental.py, recompute_span)
     recomputed: DaySpan | None = None
+    # a DuckDB full build: the first day of each batch of days the sample-grain models ran in
+    # (none: each model's SQL ran once; dbt_project/macros/day_batches.sql)
+    day_batches: list[date] = field(default_factory=list)
 
     @property
     def checks_passed(self) -> int:
@@ -278,7 +282,7 @@ def _run_locked(
 
     from orchestration.build import build_definitions
     from orchestration.config_assets import CONFIG_TABLES_KEY
-    from orchestration.dbt import FULL_REFRESH_TAG, dbt_project_dir
+    from orchestration.dbt import FULL_REFRESH_TAG, dbt_project_dir, run_target_dir
     from orchestration.ingest_assets import SOURCE_AVAILABLE_CHECK, raw_asset_key
     from orchestration.publish import WAREHOUSE_SNAPSHOT_KEY
     from orchestration.schedules import DAILY_JOB_NAME
@@ -361,6 +365,7 @@ def _run_locked(
         log_path=None if echo else log_path,
         full_refresh=refresh,
         recomputed=None if refresh else span,
+        day_batches=recorded_day_batches(run_target_dir(home, run_id)),
     )
     failures: list[str] = []
     step_assets: dict[str, list[str]] = {}

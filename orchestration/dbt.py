@@ -44,6 +44,7 @@ from fleetledger.incremental import (
     full_refresh_reason,
     guarded_build,
     recompute_span,
+    record_day_batches,
     set_aside_damaged_history,
 )
 from fleetledger.publish import export_spark_warehouse
@@ -91,13 +92,18 @@ def environment(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def run_target_dir(home: Path, run_id: str) -> Path:
+    """Where a run's dbt artifacts go: `$FLEETLEDGER_HOME/build/dbt/<run id>`."""
+    return home / "build" / "dbt" / run_id
+
+
 def build_target_path(home: Path, run_id: str) -> Path:
     """This run's dbt target folder, `$FLEETLEDGER_HOME/build/dbt/<run id>`, seeded with the
     home's last `partial_parse.msgpack` (dbt then re-parses only the files that changed; the
     project's own parse cache is for another profile path, which forces a full parse). Older
     run folders beyond the last few are removed, so the artifacts do not pile up."""
-    root = home / "build" / "dbt"
-    target = root / run_id
+    target = run_target_dir(home, run_id)
+    root = target.parent
     target.mkdir(parents=True, exist_ok=True)
     cached = root / PARTIAL_PARSE
     if cached.is_file():
@@ -342,7 +348,11 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         # the batches of the sample-grain models, read from every landed DCGM file's footer: a
         # full build's on DuckDB only (a run over its range recomputes a day at a time, so a
         # daily run reads no footer of the history; Spark runs one statement a model)
-        batches = day_batches(home, span) if refresh and warehouse.engine == "duckdb" else []
+        batches = (
+            day_batches(home, span, warehouse.day_batch_rows)
+            if refresh and warehouse.engine == "duckdb"
+            else []
+        )
         run_env = {
             # the Spark target's session and locations (nothing for DuckDB)
             **warehouse.dbt_env(home),
@@ -367,6 +377,13 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         how = f"full refresh: {refresh}" if refresh else f"recomputing {span.first}..{span.last}"
         context.log.info(f"dbt build over {key_range.start}..{key_range.end} ({how})")
         target = build_target_path(home, context.run.run_id)
+        record_day_batches(target, batches)
+        if len(batches) > 1:
+            context.log.info(
+                f"the sample-grain day models build in {len(batches)} batches of days, from "
+                + ", ".join(d.isoformat() for d in batches)
+                + f" (warehouse.day_batch_rows: {warehouse.day_batch_rows:,} landed DCGM rows)"
+            )
         args = ["build", "--vars", json.dumps(dbt_vars), *PIPELINE_BUILD_ARGS]
         if refresh:
             args.append("--full-refresh")

@@ -33,6 +33,9 @@ def test_settings_are_read_and_normalised(tmp_path: Path) -> None:
     default = parse_config({}, tmp_path / "fleetledger.yml").warehouse
     assert default.memory_limit == "80%"
     assert default.env()["FLEETLEDGER_DUCKDB_THREADS"] == str(os.cpu_count())
+    # a full build's day batches: 16 M landed DCGM rows (a day of 1,024 GPUs at 30 s is 14.7 M)
+    assert default.day_batch_rows == 16_000_000
+    assert _load(tmp_path, {"day_batch_rows": 2_000_000}).warehouse.day_batch_rows == 2_000_000
 
 
 @pytest.mark.parametrize(
@@ -42,6 +45,14 @@ def test_settings_are_read_and_normalised(tmp_path: Path) -> None:
         ({"memory_limit": "0GB"}, r"warehouse\.memory_limit: '0GB' is not a memory size"),
         ({"memory_limit": "120%"}, r"warehouse\.memory_limit: '120%' is not a memory size"),
         ({"threads": 0}, r"warehouse\.threads: Input should be greater than or equal to 1"),
+        (
+            {"day_batch_rows": 0},
+            r"warehouse\.day_batch_rows: Input should be greater than or equal to 1",
+        ),
+        (
+            {"day_batch_rows": "many"},
+            r"warehouse\.day_batch_rows: Input should be a valid integer",
+        ),
         ({"memory": "4GB"}, r"warehouse\.memory: Extra inputs are not permitted"),
     ],
 )

@@ -27,6 +27,7 @@ import polars.testing
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from fleetledger.generator import generate
 from fleetledger.pipeline import PipelineResult, run_pipeline
@@ -357,6 +358,23 @@ def _user_spend(path: Path, user: str, day: int) -> float:
     return _published_sum(path, sql, [user, _day(day)])
 
 
+def _landed_dcgm_rows(home: Path) -> dict[int, int]:
+    """The long DCGM rows landed for each day n of the history (the Parquet footers)."""
+    rows: dict[int, int] = {}
+    for n in range(1, DAYS + 1):
+        files = (home / "raw" / "dcgm_samples").glob(f"*/date={_day(n)}/*.parquet")
+        rows[n] = sum(pq.read_metadata(f).num_rows for f in files)
+    return rows
+
+
+def _set_day_batch_rows(home: Path, rows: int) -> None:
+    """`warehouse.day_batch_rows` in the home's config (not an input of any model)."""
+    path = home / "fleetledger.yml"
+    cfg = yaml.safe_load(path.read_text())
+    cfg.setdefault("warehouse", {})["day_batch_rows"] = rows
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
 def _compiled_model(home: Path, model: str) -> str:
     """The compiled SQL of `model` in the home's last dbt build."""
     runs = [p for p in (home / "build" / "dbt").iterdir() if (p / "run_results.json").is_file()]
@@ -445,6 +463,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["results"][6] = _run(home, 6)
     out["tests_day_6"] = _compiled_tests(home)
     out["units_day_6"] = _compiled_model(home, "int_gpu_units")
+    out["samples_day_6"] = _compiled_model(home, "int_gpu_samples")
     out["states_day_6"] = _compiled_model(home, "int_gpu_hour_states")
     out["fct_day_6"] = _compiled_model(home, "fct_gpu_hours")
     out["run_costs_day_6"] = _compiled_model(home, "int_run_gpu_hour_costs")
@@ -489,7 +508,12 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["daily"] = _marts(published_path(home))
     out["stored_daily"] = _stored_intermediates(home)
     assert _mark(home, 3)["int_sample_pieces"][3] > 0
+    # the full build runs the sample-grain models a day a batch (a budget of one landed row: every
+    # day is a batch of its own), the rebuild after the damage below in batches of four days
+    out["landed_rows"] = _landed_dcgm_rows(home)
+    _set_day_batch_rows(home, 1)
     out["results"]["full"] = _run(home, 1, DAYS, full_refresh=True)
+    out["samples_full"] = _compiled_model(home, "int_gpu_samples")
     out["tests_full"] = _compiled_tests(home)
     out["units_full"] = _compiled_model(home, "int_gpu_units")
     out["from_full"] = _recomputed_from(home)
@@ -501,6 +525,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # the day models' file damaged (a full disk, a bad copy): the next run moves it aside,
     # says so, and rebuilds every model from the landing zone
     history_path(home).write_bytes(b"not a database" * 1000)
+    _set_day_batch_rows(home, sum(out["landed_rows"][n] for n in range(1, 5)))
     out["results"]["damaged"] = _run(home, DAYS)
     out["after_damage"] = _marts(published_path(home))
     out["set_aside"] = sorted(p.name for p in (home / "build").glob("history.unreadable-*"))
@@ -778,6 +803,33 @@ def test_incremental_history_equals_the_full_rebuild_mart_by_mart(history: dict)
     # the history is the 10 days: 40 GPUs x 24 hours x 10 days = 9,600 GPU-hours
     assert full["fct_gpu_hours"].height == 40 * 24 * DAYS
     assert full["fct_gpu_hours"]["hour"].dt.date().n_unique() == DAYS
+
+
+def test_the_full_builds_ran_the_sample_grain_models_in_the_configured_day_batches(
+    history: dict,
+) -> None:
+    """`warehouse.day_batch_rows` reaches the build: the full build ran the batched models a day
+    at a time, the rebuild after the damage four days at a time; both equal the daily runs'
+    marts (the tests above and below)."""
+    rows = history["landed_rows"]
+    assert all(n > 0 for n in rows.values()), rows
+    assert history["results"]["full"].day_batches == [_day(n) for n in range(1, DAYS + 1)]
+    # the rebuild's budget is days 1-4's rows: they are the first batch, day 5 starts the next,
+    # and every batch holds as many whole days as fit
+    budget = sum(rows[n] for n in range(1, 5))
+    starts = history["results"]["damaged"].day_batches
+    assert starts[:2] == [_day(1), _day(5)], (starts, rows)
+    firsts = [(d - START).days + 1 for d in starts]
+    for first, after in zip(firsts, [*firsts[1:], DAYS + 1], strict=True):
+        held = sum(rows[n] for n in range(first, after))
+        assert held <= budget, (starts, rows)
+        if after <= DAYS:
+            assert held + rows[after] > budget, (starts, rows)
+    # the batched SQL: the batch's bounds are DuckDB variables, not the range's days
+    assert "getvariable('fleetledger_day_from')" in history["samples_full"]
+    # a daily run runs each model's SQL once over its day
+    assert history["results"][6].day_batches == []
+    assert "getvariable" not in history["samples_day_6"]
 
 
 def test_a_damaged_day_models_file_is_set_aside_and_every_model_rebuilt(history: dict) -> None:

@@ -210,9 +210,22 @@ def test_a_team_rule_change_forces_a_full_refresh_named_in_the_summary(
     )
     ingest_only = _config(max_row_drop=0.9, partitions_start="2025-01-01")
     assert full_refresh_reason(tmp_path, ingest_only, PROJECT) is None
+    # nor the size of a full build's day batches: the rows are the same whatever the batches
+    batched = _config(warehouse={"day_batch_rows": 1_000})
+    assert full_refresh_reason(tmp_path, batched, PROJECT) is None
 
     summary = _summary(tmp_path, monkeypatch, capsys, date(2026, 1, 1), full_refresh=reason)
     assert "full refresh: config key `teams` changed" in summary
+    assert "batches of days" not in summary
+    # a full build that ran the sample-grain models in batches of days names them
+    starts = [date(2026, 1, 1), date(2026, 1, 3)]
+    summary = _summary(
+        tmp_path, monkeypatch, capsys, date(2026, 1, 3), full_refresh=reason, day_batches=starts
+    )
+    assert (
+        "the sample-grain day models built in 2 batches of days, from 2026-01-01, 2026-01-03"
+        in summary
+    )
 
 
 def test_a_dbt_project_change_forces_a_full_refresh(tmp_path: Path) -> None:
