@@ -4,8 +4,10 @@ directory uses — reads every event back. An operator's own storage in dagster.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
+import pytest
 from dagster import (
     AssetCheckResult,
     AssetKey,
@@ -17,6 +19,7 @@ from dagster import (
     asset_check,
     define_asset_job,
 )
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
 from fleetledger.dagster_home import ensure_dagster_home, run_instance
 from fleetledger.dagster_storage import PooledSqliteEventLogStorage
@@ -86,3 +89,41 @@ def test_an_operators_storage_in_dagster_yaml_is_kept(tmp_path: Path) -> None:
     finally:
         instance.dispose()
     assert any(base.rglob("*.db"))
+
+
+def test_the_index_tables_are_looked_up_once_and_commits_sync_less(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dagster asks whether an index table exists before each asset event's tags and each
+    check result; the storage asks sqlite until the table is there, then remembers it. Its
+    connections commit with `synchronous=NORMAL` (1), sqlite's default being FULL (2)."""
+    asked: list[str] = []
+    original = SqliteEventLogStorage.has_table
+
+    def counted(self: SqliteEventLogStorage, table_name: str) -> bool:
+        asked.append(table_name)
+        return original(self, table_name)
+
+    monkeypatch.setattr(SqliteEventLogStorage, "has_table", counted)
+    instance = run_instance(tmp_path)
+    storage = instance.event_log_storage
+    try:
+        _run_twice(instance)
+        # two runs, each an asset event with tags and a check result: every table asked once
+        assert asked, "Dagster no longer asks: the cache is dead code"
+        assert len(asked) == len(set(asked)), asked
+        assert "asset_check_executions" in asked
+        with storage.index_connection() as conn:
+            assert conn.exec_driver_sql("pragma synchronous").scalar() == 1
+    finally:
+        instance.dispose()
+    # a storage that asks every time (Dagster's own) asks more than once per table
+    asked.clear()
+    default = DagsterInstance.from_config(str(tmp_path / "dagster"))
+    try:
+        _run_twice(default)
+        assert len(asked) > len(set(asked))
+        with sqlite3.connect(tmp_path / "dagster" / "history" / "runs" / "index.db") as raw:
+            assert raw.execute("pragma synchronous").fetchone()[0] == 2
+    finally:
+        default.dispose()
