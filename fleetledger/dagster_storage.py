@@ -22,7 +22,7 @@ stores about 2 x 157 x H asset events: 28,000 for 90 days):
   sqlite's default (a write-ahead log would keep the changes out of the `.db` file the Dagster
   UI watches for a running run's events).
 Replaying the 3,157 events of a week's full build of 1,024 GPUs: 6.4 s (5.8 CPU s) with
-Dagster's checks and sqlite's default, 4.1 s (3.9) with both changes (docs/performance.md).
+Dagster's checks and sqlite's default, 3.9 s (3.7) with both changes (docs/performance.md).
 """
 
 from __future__ import annotations
