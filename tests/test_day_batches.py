@@ -48,6 +48,7 @@ BATCHED_MODELS = (
     "int_gpu_coverage_spans",
     "int_health_gpu_samples",
     "int_health_straggler_buckets",
+    "int_health_straggler_pieces",
 )
 
 
