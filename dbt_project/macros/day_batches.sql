@@ -15,7 +15,8 @@
     their neighbours from the upstream models, which hold every day already. A run over a range
     of days runs them a day at a time (the range, widened by the model's `days_before`); a full
     build runs the batches the pipeline chose (FLEETLEDGER_DAY_BATCHES, the first day of each:
-    consecutive accounted days grouped up to 16 M landed DCGM rows, `day_batches` in
+    consecutive accounted days grouped up to `warehouse.day_batch_rows` landed DCGM rows, 16 M
+    by default, `day_batches` in
     fleetledger/incremental.py; a day of 1,024 GPUs at 30 s is a batch, a month of 128 GPUs at
     60 s another), the first batch open towards the past and the last towards the future, so
     no row is left out whatever the list says. Larger batches also leave fewer partly filled
