@@ -35,8 +35,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from fleetledger.config import Config
 from fleetledger.config_warehouse import DEFAULT_DAY_BATCH_ROWS
@@ -50,9 +48,9 @@ from fleetledger.publish import (
     published_is_unchanged,
     published_path,
 )
-from ingest.core.errors import IngestError
 from ingest.core.findings import IngestFinding
 from ingest.core.findings_landing import land_ingest_findings
+from ingest.core.guards import landed_rows, partition_day
 from ingest.core.landing import partition_dir
 
 BUILD_INPUTS = Path("build") / "build_inputs.json"
@@ -274,8 +272,7 @@ def day_batches(home: Path, span: DaySpan, max_rows: int = DEFAULT_DAY_BATCH_ROW
     if table.is_dir():
         for source in (p for p in table.iterdir() if p.is_dir()):
             for day in _partition_days(home, "dcgm_samples", source.name):
-                for file in (source / f"date={day}").glob("*.parquet"):
-                    rows[day] = rows.get(day, 0) + _landed_rows(file)
+                rows[day] = rows.get(day, 0) + landed_rows(source / f"date={day}")
     first, last = min(days), max(days)
     starts = [first]
     held = 0
@@ -309,17 +306,6 @@ def recorded_day_batches(target: Path) -> list[date]:
     return starts if len(starts) > 1 else []
 
 
-def _landed_rows(file: Path) -> int:
-    """The rows of a landed Parquet file, from its footer."""
-    try:
-        return pq.read_metadata(file).num_rows
-    except (pa.ArrowException, OSError) as err:
-        raise IngestError(
-            f"{file}: cannot read this landed file's Parquet footer ({err}); the build reads "
-            "every landed file: land its day again (fleetledger run --date <day>) or move it aside"
-        ) from None
-
-
 def _partition_days(home: Path, table: str, source: str) -> list[date]:
     """The days of a landing table's `date=` partitions of one source."""
     root = home / "raw" / table / source
@@ -329,7 +315,7 @@ def _partition_days(home: Path, table: str, source: str) -> list[date]:
     for folder in root.iterdir():
         if folder.is_dir() and folder.name.startswith("date="):
             try:
-                days.append(date.fromisoformat(folder.name[len("date=") :]))
+                days.append(partition_day(folder.name))
             except ValueError:
                 continue
     return days

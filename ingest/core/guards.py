@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ingest.core.errors import IngestError
@@ -36,10 +37,21 @@ ALLOW_SHRINK_TAG = "fleetledger/allow_shrink"
 
 
 def landed_rows(directory: Path) -> int:
-    """Rows in the Parquet files of a landed partition (from their footers); 0 when absent."""
+    """Rows in the Parquet files of a landed partition (from their footers); 0 when absent. A
+    file whose footer cannot be read stops the caller with its path."""
     if not directory.is_dir():
         return 0
-    return sum(pq.ParquetFile(p).metadata.num_rows for p in sorted(directory.glob("*.parquet")))
+    return sum(_footer_rows(p) for p in sorted(directory.glob("*.parquet")))
+
+
+def _footer_rows(file: Path) -> int:
+    try:
+        return pq.read_metadata(file).num_rows
+    except (pa.ArrowException, OSError) as err:
+        raise IngestError(
+            f"{file}: cannot read this landed file's Parquet footer ({err}); every run reads "
+            "the landed files: land its day again (fleetledger run --date <day>) or move it aside"
+        ) from None
 
 
 def partition_day(partition: str) -> date | None:
