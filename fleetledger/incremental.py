@@ -50,8 +50,8 @@ from fleetledger.publish import (
 )
 from ingest.core.findings import IngestFinding
 from ingest.core.findings_landing import land_ingest_findings
-from ingest.core.guards import landed_rows, partition_day
-from ingest.core.landing import partition_dir
+from ingest.core.guards import landed_rows
+from ingest.core.landing import landed_partitions, partition_day, partition_dir
 
 BUILD_INPUTS = Path("build") / "build_inputs.json"
 PENDING_DAYS = Path("build") / "pending_days.json"
@@ -307,17 +307,15 @@ def recorded_day_batches(target: Path) -> list[date]:
 
 
 def _partition_days(home: Path, table: str, source: str) -> list[date]:
-    """The days of a landing table's `date=` partitions of one source."""
-    root = home / "raw" / table / source
-    if not root.is_dir():
-        return []
+    """The days of a landing table's landed `date=` partitions of one source."""
     days = []
-    for folder in root.iterdir():
-        if folder.is_dir() and folder.name.startswith("date="):
-            try:
-                days.append(partition_day(folder.name))
-            except ValueError:
-                continue
+    for partition in landed_partitions(home, table, source):
+        try:
+            day = partition_day(partition)
+        except ValueError:
+            continue
+        if day is not None:
+            days.append(day)
     return days
 
 

@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING
 from ingest.billing import kinds as billing_kinds
 from ingest.core.errors import IngestError
 from ingest.core.guards import ShrinkGuard
-from ingest.core.landing import register_table, unregister_table, write_schema_files
+from ingest.core.landing import (
+    recover_crashed_writes,
+    register_table,
+    unregister_table,
+    write_schema_files,
+)
 from ingest.core.report import IngestReport
 from ingest.core.spec import KindSpec, LandContext
 from ingest.scheduler import kinds as scheduler_kinds
@@ -103,6 +108,8 @@ def ingest_source(
     home = Path(home)
     write_schema_files(home)
     report = IngestReport(source=source.name, kind=source.kind, table=table)
+    for settled in recover_crashed_writes(home, source.name):
+        report.warn("crashed_write", settled)
     if not days:
         report.warnings.append("no days requested: nothing landed")
         return report

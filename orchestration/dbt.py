@@ -49,7 +49,7 @@ from fleetledger.incremental import (
 )
 from fleetledger.publish import export_spark_warehouse
 from fleetledger.run_lock import home_lock
-from ingest.core.landing import write_schema_files
+from ingest.core.landing import recover_crashed_writes, write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
 from orchestration.ingest_assets import kinds_landing, raw_asset_key
 from orchestration.partitions import SINGLE_RUN, partitions_for
@@ -327,6 +327,9 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         (home / "build").mkdir(parents=True, exist_ok=True)
         # every landing table has a schema file, so dbt reads a table no source fills
         write_schema_files(home)
+        # a crashed write of a source this run did not ingest (its own are settled by ingest)
+        for settled in recover_crashed_writes(home):
+            context.log.warning(f"landing zone: {settled}")
         # vars stay the same from run to run (the config's), so dbt parses only what changed;
         # what differs per run reaches the models as environment variables
         dbt_vars = _config_vars(fleet)

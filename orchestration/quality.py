@@ -30,6 +30,7 @@ from dagster import (
 
 from fleetledger.config import Source
 from ingest.billing.reconcile import reconcile_totals
+from ingest.core.landing import landed_partitions as landed_in
 from ingest.core.quality import validate_partition
 from orchestration.ingest_assets import raw_asset_key, source_landing_table
 from orchestration.resources import FleetResource
@@ -44,21 +45,12 @@ def _add_months(d: date, n: int) -> date:
     return date(y, m + 1, 1)
 
 
-def _landed(home: Path, table: str, source: str) -> list[str]:
-    folder = Path(home) / "raw" / table / source
-    if not folder.exists():
-        return []
-    return sorted(
-        p.name for p in folder.iterdir() if p.is_dir() and (p / "part-0.parquet").exists()
-    )
-
-
 def landed_partitions(
     home: Path, table: str, source: str, kind: str, days: tuple[date, date] | None
 ) -> list[str]:
     """The landed partitions of `source` in `table` that a run over `days` (first, last) may
     have written; every landed partition when `days` is None."""
-    landed = _landed(home, table, source)
+    landed = landed_in(home, table, source)
     if kind == "gcp_catalog":
         return landed[-1:]
     if days is None:

@@ -14,25 +14,24 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterable
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
 from ingest.core.findings import IngestFinding, quarantine_findings
-from ingest.core.landing import QUARANTINE_TABLE, land, partition_dir, polars_schema
+from ingest.core.landing import (
+    QUARANTINE_TABLE,
+    land,
+    partition_day,
+    partition_dir,
+    polars_schema,
+)
 from ingest.core.report import IngestReport
 
 INGEST_FINDINGS_TABLE = "ingest_findings"
 #: quarantine folders of a source besides its own: `<source>.events` (slurm node events)
 _QUARANTINE_SUFFIXES = ("", ".events")
-
-
-def partition_day(partition: str) -> date | None:
-    """The day of a `date=YYYY-MM-DD` partition; None for a `period=` (billing) partition."""
-    if partition.startswith("date="):
-        return date.fromisoformat(partition.removeprefix("date="))
-    return None
 
 
 def landed_quarantine_findings(

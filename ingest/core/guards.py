@@ -21,14 +21,13 @@ carry) lets every replacement through; each one that removes rows is then an `in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ingest.core.errors import IngestError
-from ingest.core.landing import QUARANTINE_TABLE, partition_dir
+from ingest.core.landing import QUARANTINE_TABLE, partition_day, partition_dir
 from ingest.core.report import IngestReport
 
 DEFAULT_MAX_ROW_DROP = 0.5
@@ -52,13 +51,6 @@ def _footer_rows(file: Path) -> int:
             f"{file}: cannot read this landed file's Parquet footer ({err}); every run reads "
             "the landed files: land its day again (fleetledger run --date <day>) or move it aside"
         ) from None
-
-
-def partition_day(partition: str) -> date | None:
-    """The day of a `date=YYYY-MM-DD` partition (None for a billing period)."""
-    if partition.startswith("date="):
-        return date.fromisoformat(partition.removeprefix("date="))
-    return None
 
 
 def force_hint(source: str) -> str:

@@ -1,8 +1,10 @@
 """The raw landing zone: table schemas and atomic partition writes (see docs/landing.md).
 
 Layout: `<home>/raw/<table>/<source>/<partition>/part-0.parquet`, where a partition is
-`date=YYYY-MM-DD` or `period=YYYY-MM`. A partition is written into a temporary folder beside it
-and swapped in whole, so a re-ingest replaces it and never appends.
+`date=YYYY-MM-DD` or `period=YYYY-MM`. A partition's file is written under a hidden temporary
+name beside it (`.<partition>.<token>.partial`, which no `*.parquet` glob reads) and renamed
+over `part-0.parquet` in one step, so a re-ingest replaces it and never appends, and a crash at
+any moment leaves the old file or the new one, never both.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterable
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -161,6 +164,29 @@ def partition_dir(home: Path, table: str, source: str, partition: str) -> Path:
     return Path(home) / "raw" / table / source / partition
 
 
+def partition_day(partition: str) -> date | None:
+    """The day of a `date=YYYY-MM-DD` partition (None for a `period=YYYY-MM` billing period)."""
+    if partition.startswith("date="):
+        return date.fromisoformat(partition.removeprefix("date="))
+    return None
+
+
+def landed_partitions(home: Path, table: str, source: str) -> list[str]:
+    """The partitions (`date=YYYY-MM-DD`, `period=YYYY-MM`) of one source in a landing table
+    that hold a landed file, sorted. A write's temporary folder (`.tmp-...`, `.old-...`) is
+    never one, even when a crash left a complete file in it."""
+    folder = Path(home) / "raw" / table / source
+    if not folder.is_dir():
+        return []
+    return sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.name.startswith(("date=", "period="))
+        and p.is_dir()
+        and (p / "part-0.parquet").exists()
+    )
+
+
 def to_arrow(table: str, df: pl.DataFrame) -> pa.Table:
     """Cast a frame to the landing table's Arrow schema.
 
@@ -246,11 +272,47 @@ def parquet_options(schema: pa.Schema) -> dict[str, object]:
 
 
 def _cleanup_leftovers(parent: Path, partition: str) -> None:
+    """Remove what a crashed write of `partition` left beside it: its unfinished file, and the
+    `.tmp-` / `.old-` folders of the earlier way of writing (see `recover_crashed_writes`)."""
     if not parent.exists():
         return
     for p in parent.iterdir():
-        if p.name.startswith((f".tmp-{partition}-", f".old-{partition}-")):
+        if p.name.startswith(f".{partition}.") and p.name.endswith(".partial"):
+            p.unlink(missing_ok=True)
+        elif p.name.startswith((f".tmp-{partition}-", f".old-{partition}-")):
             shutil.rmtree(p, ignore_errors=True)
+
+
+def recover_crashed_writes(home: Path, source: str = "*") -> list[str]:
+    """Settle the folders an earlier version's write left when it crashed, and say what was done.
+
+    Until 2026-12, a partition was written into a folder `.tmp-<partition>-<token>` and swapped
+    in with `.old-<partition>-<token>` holding the previous one for a moment. A crash between
+    those renames left a complete `part-0.parquet` in a hidden folder, which DuckDB's
+    `**/*.parquet` glob reads as well: the day's rows would count twice until the partition was
+    landed again. The partition itself is the truth when it exists (the swap had not happened,
+    or had finished): the leftovers go. When it is missing (the crash fell between moving the
+    old partition aside and moving the new one in), the new one, already complete and admitted,
+    is moved in. Writes no longer leave such folders (`_write_partition`). `source`: one
+    source's partitions in every landing table (default: every source's)."""
+    done: list[str] = []
+    raw = Path(home) / "raw"
+    if not raw.is_dir():
+        return done
+    for leftover in sorted(raw.glob(f"*/{source}/.tmp-*")) + sorted(raw.glob(f"*/{source}/.old-*")):
+        if not leftover.is_dir():
+            continue
+        partition = leftover.name[5:].rsplit("-", 1)[0]
+        target = leftover.parent / partition
+        where = f"{leftover.parent.parent.name}/{leftover.parent.name}/{partition}"
+        if not target.exists() and (leftover / "part-0.parquet").exists():
+            # the new partition (`.tmp-`, settled first) or else the old one (`.old-`)
+            os.replace(leftover, target)
+            done.append(f"{where}: moved back in from a crashed write's {leftover.name}")
+        elif leftover.exists():
+            shutil.rmtree(leftover, ignore_errors=True)
+            done.append(f"{where}: a crashed write's leftover folder {leftover.name} removed")
+    return done
 
 
 def _write_partition(
@@ -260,21 +322,19 @@ def _write_partition(
     table: str = "",
     admit: Callable[[int], bool] | None = None,
 ) -> tuple[Path, int]:
-    """Write one table (or a stream of tables with one schema, as row groups) into a temporary
-    folder beside `target`, then swap it in — unless `admit(rows written)` says no, in which
-    case the written file is discarded and `target` stays as it was. Returns the file and the
-    rows written."""
+    """Write one table (or a stream of tables with one schema, as row groups) under a hidden
+    temporary name beside `target`, then rename it over `target/part-0.parquet` — unless
+    `admit(rows written)` says no, in which case the written file is discarded and `target`
+    stays as it was. Returns the file and the rows written."""
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     _cleanup_leftovers(parent, target.name)
-    token = uuid.uuid4().hex[:12]
-    tmp = parent / f".tmp-{target.name}-{token}"
-    tmp.mkdir()
+    # hidden and not ending in .parquet until it is renamed into place: a crashed write leaves
+    # nothing a `**/*.parquet` glob (DuckDB's, which also enters hidden folders) or Spark's
+    # listing (which skips hidden names) would read
+    partial = parent / f".{target.name}.{uuid.uuid4().hex[:12]}.partial"
     rows = 0
     try:
-        # the name does not end in .parquet until it is complete, so a crashed write leaves
-        # nothing a `**/*.parquet` glob would read
-        partial = tmp / "part-0.parquet.partial"
         if arrow is not None:
             pq.write_table(arrow, partial, **parquet_options(arrow.schema))
             rows = arrow.num_rows
@@ -287,18 +347,22 @@ def _write_partition(
                     if batch.num_rows:
                         writer.write_table(batch)
                         rows += batch.num_rows
-        os.replace(partial, tmp / "part-0.parquet")
         if admit is not None and not admit(rows):
-            shutil.rmtree(tmp, ignore_errors=True)
+            partial.unlink(missing_ok=True)
             return target / "part-0.parquet", rows
-        old = parent / f".old-{target.name}-{token}"
-        if target.exists():
-            os.replace(target, old)
-        os.replace(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
+        target.mkdir(exist_ok=True)
+        # one atomic rename: a reader sees the old file or the new one, never both or neither
+        os.replace(partial, target / "part-0.parquet")
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        partial.unlink(missing_ok=True)
         raise
+    # a partition holds its one file: anything else in it was left by an older layout
+    for p in target.iterdir():
+        if p.name != "part-0.parquet":
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
     return target / "part-0.parquet", rows
 
 
@@ -365,9 +429,9 @@ def land_quarantine(home: Path, source: str, partition: str, df: pl.DataFrame) -
     if df.height == 0:
         if target.exists():
             _cleanup_leftovers(target.parent, partition)
-            old = target.parent / f".old-{partition}-{uuid.uuid4().hex[:12]}"
-            os.replace(target, old)
-            shutil.rmtree(old, ignore_errors=True)
+            # the file goes first, so a crash leaves no copy of it anywhere a glob reads
+            (target / "part-0.parquet").unlink(missing_ok=True)
+            shutil.rmtree(target, ignore_errors=True)
         return None
     return _write_partition(target, to_arrow(QUARANTINE_TABLE, df))[0]
 

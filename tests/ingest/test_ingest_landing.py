@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,7 +21,10 @@ from ingest.core.landing import (
     land,
     land_frames,
     land_quarantine,
+    landed_partitions,
+    partition_day,
     polars_schema,
+    recover_crashed_writes,
     write_schema_files,
 )
 
@@ -207,3 +213,114 @@ def test_delta_encoded_columns_read_back_unchanged(tmp_path: Path) -> None:
 
     empty, n = land_frames(tmp_path, "power_readings", "p", "date=2026-11-03", iter([frame[:0]]))
     assert n == 0 and pl.read_parquet(empty).height == 0
+
+
+def test_landed_partitions_are_the_folders_holding_a_landed_file(tmp_path: Path) -> None:
+    """What the landing checks, the day batches and the recomputed-day logic list as landed: a
+    `date=`/`period=` folder with its `part-0.parquet`, never a write's temporary folder (a
+    crash between its two renames leaves a complete file there) or an empty folder."""
+    land(tmp_path, "power_readings", "p", "date=2026-11-02", power_rows(2))
+    land(tmp_path, "power_readings", "p", "date=2026-11-01", power_rows(1))
+    source = tmp_path / "raw" / "power_readings" / "p"
+    crashed = source / ".tmp-date=2026-11-03-0123456789ab"
+    crashed.mkdir()
+    shutil.copy(source / "date=2026-11-02" / "part-0.parquet", crashed / "part-0.parquet")
+    (source / "date=2026-11-04").mkdir()
+    assert landed_partitions(tmp_path, "power_readings", "p") == [
+        "date=2026-11-01",
+        "date=2026-11-02",
+    ]
+    assert landed_partitions(tmp_path, "power_readings", "other") == []
+    assert [partition_day(p) for p in ("date=2026-11-02", "period=2026-11")] == [
+        datetime(2026, 11, 2).date(),
+        None,
+    ]
+
+
+def _glob_rows(home: Path, table: str) -> int:
+    """What every dbt build reads of a landing table on DuckDB (its `external_location`)."""
+    return duckdb.sql(
+        f"select count(*) from read_parquet('{home}/raw/{table}/**/*.parquet', union_by_name=true)"
+    ).fetchall()[0][0]
+
+
+@pytest.mark.parametrize("crash_at", ["rename", "write"])
+def test_a_write_killed_midway_leaves_the_old_partition_alone(
+    tmp_path: Path, crash_at: str
+) -> None:
+    """The process dies (no `finally`, no cleanup) while re-landing a partition of 5 rows with
+    3: at the rename that would put the new file in place, or inside the Parquet write.
+    DuckDB's `**` glob, which also enters hidden folders and reads hidden files, must see the
+    5 old rows, never 5 + 3. (The earlier way of writing kept the complete new file in a hidden
+    `.tmp-` folder until the swap: this test read 8 rows then.) The next write of the
+    partition clears what the crash left."""
+    land(tmp_path, "power_readings", "p", "date=2026-11-02", power_rows(5))
+    code = f"""
+import os, sys
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+from pathlib import Path
+import pyarrow.parquet as pq
+import ingest.core.landing as landing
+from tests.ingest.test_ingest_landing import power_rows
+real_replace = os.replace
+def replace(src, dst):
+    # dies at the rename that would make the new rows the partition's: the last step
+    if "date=2026-11-02" in (Path(dst).name, Path(dst).parent.name):
+        os._exit(3)
+    real_replace(src, dst)
+if {crash_at!r} == "rename":
+    landing.os.replace = replace
+else:
+    real = pq.write_table
+    def half(table, where, **kw):
+        real(table, where, **kw)
+        os._exit(3)
+    landing.pq.write_table = half
+landing.land(Path({str(tmp_path)!r}), "power_readings", "p", "date=2026-11-02", power_rows(3))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    assert _glob_rows(tmp_path, "power_readings") == 5
+    left = [p.name for p in (tmp_path / "raw/power_readings/p").iterdir()]
+    assert any(n.startswith(".date=2026-11-02.") and n.endswith(".partial") for n in left)
+    land(tmp_path, "power_readings", "p", "date=2026-11-02", power_rows(3))
+    assert sorted(p.name for p in (tmp_path / "raw/power_readings/p").iterdir()) == [
+        "date=2026-11-02"
+    ]
+    assert _glob_rows(tmp_path, "power_readings") == 3
+
+
+def test_recover_crashed_writes_of_the_earlier_layout(tmp_path: Path) -> None:
+    """Folders the earlier way of writing left after a crash, each with a complete file that
+    DuckDB's glob would read as well (so a day counted twice): where the partition exists it is
+    the truth and the leftovers go; where the crash fell between moving the old partition aside
+    and the new one in (the partition missing), the new one is moved in and the old one goes."""
+    land(tmp_path, "power_readings", "p", "date=2026-11-01", power_rows(5))
+    land(tmp_path, "power_readings", "p", "date=2026-11-02", power_rows(2))
+    source = tmp_path / "raw/power_readings/p"
+    one, two = source / "date=2026-11-01/part-0.parquet", source / "date=2026-11-02/part-0.parquet"
+    for leftover, copy_of in (
+        (".tmp-date=2026-11-01-aaaaaaaaaaaa", two),  # 2 rows beside the landed 5: not swapped
+        (".tmp-date=2026-11-03-bbbbbbbbbbbb", two),  # the new day 3 (2 rows), not yet in
+        (".old-date=2026-11-03-bbbbbbbbbbbb", one),  # day 3's old partition (5 rows), aside
+    ):
+        (source / leftover).mkdir()
+        shutil.copy(copy_of, source / leftover / "part-0.parquet")
+    assert _glob_rows(tmp_path, "power_readings") == 5 + 2 + 2 + 2 + 5
+    assert recover_crashed_writes(tmp_path, "other") == []
+    settled = recover_crashed_writes(tmp_path)
+    assert settled == [
+        "power_readings/p/date=2026-11-01: a crashed write's leftover folder "
+        ".tmp-date=2026-11-01-aaaaaaaaaaaa removed",
+        "power_readings/p/date=2026-11-03: moved back in from a crashed write's "
+        ".tmp-date=2026-11-03-bbbbbbbbbbbb",
+        "power_readings/p/date=2026-11-03: a crashed write's leftover folder "
+        ".old-date=2026-11-03-bbbbbbbbbbbb removed",
+    ]
+    assert sorted(p.name for p in source.iterdir()) == [
+        "date=2026-11-01",
+        "date=2026-11-02",
+        "date=2026-11-03",
+    ]
+    assert _glob_rows(tmp_path, "power_readings") == 5 + 2 + 2
+    assert recover_crashed_writes(tmp_path) == []

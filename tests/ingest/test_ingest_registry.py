@@ -187,6 +187,16 @@ def test_daily_dcgm_reingest_is_idempotent(tmp_path: Path) -> None:
     third = ingest_source(cfg, src, [D1], home)
     assert third.rows_landed == 4
     assert parts(home, "dcgm_samples", "dcgm-daily")[f"date={D1}"] == 4
+    # an earlier version's write crashed after moving D1 aside and before moving the new D1 in:
+    # the next ingest of the source moves the complete new partition in and says so
+    d1 = home / "raw" / "dcgm_samples" / "dcgm-daily" / f"date={D1}"
+    d1.rename(d1.with_name(f".tmp-date={D1}-0123456789ab"))
+    fourth = ingest_source(cfg, src, [D2], home)
+    assert [str(f) for f in fourth.findings if f.check == "crashed_write"] == [
+        f"dcgm_samples/dcgm-daily/date={D1}: moved back in from a crashed write's "
+        f".tmp-date={D1}-0123456789ab"
+    ]
+    assert parts(home, "dcgm_samples", "dcgm-daily")[f"date={D1}"] == 4
     # every table's schema file is there
     for table in SCHEMAS:
         assert (home / "raw" / table / "_schema" / "part-0.parquet").is_file()
