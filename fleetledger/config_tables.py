@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
+import uuid
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -33,13 +33,26 @@ TABLES = (
 
 
 def _write(home: Path, table: str, df: pl.DataFrame) -> None:
+    """Replace `raw/<table>/config/current/part-0.parquet` in one rename, from a hidden
+    `.partial` file beside the folder: no glob reads it, so a crash leaves the old table or the
+    new one, never both (docs/landing.md). What a crashed write left there goes first: its
+    `.partial` file, or the `.tmp-*` folder of an earlier version's write, whose complete copy
+    DuckDB's `**/*.parquet` glob would read beside `current` (every config row twice)."""
     dest = home / "raw" / table / "config" / "current"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".tmp-"))
-    df.write_parquet(tmp / "part-0.parquet")
-    if dest.exists():
-        shutil.rmtree(dest)
-    os.replace(tmp, dest)
+    for left in dest.parent.iterdir():
+        if left.name.startswith(".tmp-") and left.is_dir():
+            shutil.rmtree(left, ignore_errors=True)
+        elif left.name.startswith(".current.") and left.name.endswith(".partial"):
+            left.unlink(missing_ok=True)
+    partial = dest.parent / f".current.{uuid.uuid4().hex[:12]}.partial"
+    try:
+        df.write_parquet(partial)
+        dest.mkdir(exist_ok=True)
+        os.replace(partial, dest / "part-0.parquet")
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def _site_settings(cfg: Config, site: str) -> tuple[str, float, str, int | None, int | None, str]:

@@ -4,12 +4,14 @@ not a missing one) and team rules (cloud accounts for bill lines)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from fleetledger.config import ConfigError, parse_config
-from fleetledger.config_tables import config_frames
+from fleetledger.config_tables import config_frames, write_config_tables
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -185,3 +187,22 @@ def test_gpus_a_node_at_most_64(tmp_path: Path) -> None:
     ):
         parse_config({"inventory": big}, tmp_path / "fleetledger.yml")
     assert parse_config({"inventory": [{**INVENTORY[0], "gpus": 64}]}, tmp_path / "x.yml")
+
+
+def test_config_tables_replace_a_crashed_writes_copy(tmp_path: Path) -> None:
+    """An earlier version wrote each config table into a hidden `.tmp-*` folder and swapped it
+    in; a crash there left a complete copy that DuckDB's `**/*.parquet` glob reads beside
+    `current` (the inventory twice: every node's cost spread twice). The next write removes
+    it, and writes leave no such folder of their own."""
+    cfg = parse_config({"inventory": INVENTORY}, tmp_path / "fleetledger.yml")
+    home = tmp_path / "home"
+    write_config_tables(cfg, home)
+    folder = home / "raw" / "config_inventory" / "config"
+    (folder / ".tmp-k3j2x9ab").mkdir()
+    shutil.copy(folder / "current" / "part-0.parquet", folder / ".tmp-k3j2x9ab" / "part-0.parquet")
+    glob = f"{home}/raw/config_inventory/**/*.parquet"
+    assert duckdb.sql(f"select count(*) from read_parquet('{glob}')").fetchall() == [(6,)]
+    write_config_tables(cfg, home)
+    assert duckdb.sql(f"select count(*) from read_parquet('{glob}')").fetchall() == [(3,)]
+    assert sorted(p.name for p in folder.iterdir()) == ["current"]
+    assert sorted(p.name for p in (folder / "current").iterdir()) == ["part-0.parquet"]

@@ -299,7 +299,13 @@ def recover_crashed_writes(home: Path, source: str = "*") -> list[str]:
     raw = Path(home) / "raw"
     if not raw.is_dir():
         return done
-    for leftover in sorted(raw.glob(f"*/{source}/.tmp-*")) + sorted(raw.glob(f"*/{source}/.old-*")):
+    leftovers = [
+        p
+        for kind in (".tmp-", ".old-")  # a `.tmp-` (the new partition) settles first
+        for shape in ("date=", "period=")
+        for p in sorted(raw.glob(f"*/{source}/{kind}{shape}*"))
+    ]
+    for leftover in leftovers:
         if not leftover.is_dir():
             continue
         partition = leftover.name[5:].rsplit("-", 1)[0]
