@@ -116,6 +116,24 @@ def _home_env(home: Path) -> Iterator[None]:
             os.environ["FLEETLEDGER_HOME"] = old
 
 
+#: events Dagster may hand the event log at once (`DAGSTER_EVENT_BATCH_SIZE`): the "planned"
+#: events of a run's start and the materialisations of one model's day partitions, each batch
+#: stored in one transaction (fleetledger/dagster_storage.py); an operator's value wins
+EVENT_BATCH_SIZE = "10000"
+
+
+@contextmanager
+def _event_batches() -> Iterator[None]:
+    old = os.environ.get("DAGSTER_EVENT_BATCH_SIZE")
+    if old is None:
+        os.environ["DAGSTER_EVENT_BATCH_SIZE"] = EVENT_BATCH_SIZE
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("DAGSTER_EVENT_BATCH_SIZE", None)
+
+
 @contextmanager
 def _maybe_redirect(target: IO[str], redirect: bool) -> Iterator[None]:
     if not redirect:
@@ -287,7 +305,7 @@ def _run_locked(
     from orchestration.publish import WAREHOUSE_SNAPSHOT_KEY
     from orchestration.schedules import DAILY_JOB_NAME
 
-    with _home_env(home):
+    with _home_env(home), _event_batches():
         say("loading definitions")
         defs = build_definitions(home)
         job = defs.resolve_job_def(DAILY_JOB_NAME)
