@@ -35,6 +35,7 @@ from fleetledger.config_secrets import inline_secrets
 from fleetledger.config_warehouse import WarehouseSettings
 from ingest import registry
 from ingest.core.findings import IngestFinding
+from ingest.core.findings_landing import RESERVED_SOURCE_NAMES
 from ingest.core.guards import DEFAULT_MAX_ROW_DROP
 
 DEFAULT_PARTITIONS_START = date(2024, 1, 1)
@@ -63,6 +64,16 @@ class Source(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
     # the landing guard of this source (default: the top-level `max_row_drop`)
     max_row_drop: float | None = Field(default=None, ge=0, le=1)
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, value: str) -> str:
+        if value in RESERVED_SOURCE_NAMES:
+            raise ValueError(
+                f"source name {value!r} is reserved: the run records its own data-health "
+                f"findings under {', '.join(RESERVED_SOURCE_NAMES)}; choose another name"
+            )
+        return value
 
     @field_validator("kind")
     @classmethod

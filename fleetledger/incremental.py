@@ -49,7 +49,7 @@ from fleetledger.publish import (
     published_path,
 )
 from ingest.core.findings import IngestFinding
-from ingest.core.findings_landing import land_ingest_findings
+from ingest.core.findings_landing import BUILD_FINDINGS_SOURCE, land_ingest_findings
 from ingest.core.guards import landed_rows
 from ingest.core.landing import landed_partitions, partition_day, partition_dir
 
@@ -59,8 +59,7 @@ BEFORE_RUN = "warehouse.before-run.duckdb"
 #: the build warehouse is the published snapshot named here (no copy was taken)
 BEFORE_RUN_MARKER = "warehouse.before-run.json"
 DBT_PROJECT_KEY = "dbt project"
-#: the data-health source and check of a damaged day-models file set aside
-BUILD_FINDINGS_SOURCE = "build"
+#: the data-health check of a damaged day-models file set aside (source BUILD_FINDINGS_SOURCE)
 HISTORY_CHECK = "history_unreadable"
 # config keys no model reads: what to ingest and from where, alerts, forecasts, the partition
 # calendar, the landing guard and DuckDB's memory and threads; any other key rebuilds every day

@@ -6,13 +6,17 @@ from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Materiali
 
 from fleetledger.config import Config
 from fleetledger.config_tables import record_accounted_days, write_config_tables
-from ingest.core.findings_landing import land_ingest_findings
+from ingest.core.findings import IngestFinding
+from ingest.core.findings_landing import (
+    CONFIG_FINDINGS_SOURCE,
+    LANDING_FINDINGS_SOURCE,
+    land_ingest_findings,
+)
+from ingest.core.landing import recover_crashed_writes
 from orchestration.partitions import SINGLE_RUN, partitions_for
 from orchestration.resources import FleetResource
 
 CONFIG_TABLES_KEY = AssetKey(["raw", "config_tables"])
-#: the `source` of the config's findings in fct_data_health
-CONFIG_FINDINGS_SOURCE = "config"
 
 
 def config_assets(cfg: Config | None) -> list[AssetsDefinition]:
@@ -40,6 +44,16 @@ def config_assets(cfg: Config | None) -> list[AssetsDefinition]:
         )
         for finding in cfg.findings:
             context.log.warning(f"config: {finding.check}: {finding.message}")
+        # partitions an earlier version's crashed write left doubled, of every source (a
+        # source's own ingest settles its own first when it runs first): settled before dbt
+        # reads the landing zone, and reported the same way
+        settled = [
+            IngestFinding("crashed_write", message)
+            for message in recover_crashed_writes(fleet.home_path)
+        ]
+        land_ingest_findings(fleet.home_path, LANDING_FINDINGS_SOURCE, context.run.run_id, settled)
+        for finding in settled:
+            context.log.warning(f"landing zone: {finding.message}")
         key_range = context.partition_key_range
         days = partitions.get_partition_keys_in_range(key_range)
         record_accounted_days(fleet.home_path, [date.fromisoformat(d) for d in days])

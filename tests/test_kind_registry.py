@@ -68,6 +68,16 @@ def test_config_accepts_exactly_the_registered_kinds() -> None:
         Source(name="s", kind="azure_costs", location="x")
 
 
+@pytest.mark.parametrize("name", ["build", "config", "landing"])
+def test_the_runs_own_findings_sources_are_not_source_names(name: str) -> None:
+    """The run lands its own data-health findings under these names (the config's, the day
+    models' file set aside, crashed writes settled), each replacing its earlier ones: a
+    configured source so named would have its ingest findings overwritten every run."""
+    with pytest.raises(ValidationError, match=f"source name '{name}' is reserved"):
+        Source(name=name, kind="slurm", location="x")
+    assert Source(name=f"{name}-2", kind="slurm", location="x").name == f"{name}-2"
+
+
 def test_every_kind_gets_an_asset_in_its_group(tmp_path: Path) -> None:
     sources = [
         {"name": spec.kind.replace("_", "-"), "kind": spec.kind, "location": "files/*"}

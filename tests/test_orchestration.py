@@ -129,6 +129,11 @@ def test_one_partition_through_dagster(
     # run`): the dbt asset sets it aside itself and the build goes on (docs/operations.md)
     history_path(home).parent.mkdir(parents=True)
     history_path(home).write_bytes(b"not a database" * 1000)
+    # and the folder an earlier version's write left when it crashed, of a source no longer
+    # configured: the run settles it before dbt reads the landing zone and says so
+    crashed = home / "raw" / "dcgm_samples" / "old-source" / ".tmp-date=2026-10-03-0123456789ab"
+    crashed.mkdir(parents=True)
+    (crashed / "part-0.parquet.partial").write_bytes(b"PAR1 half written")
 
     defs = build_definitions(home)
     result = defs.resolve_job_def(DAILY_JOB_NAME).execute_in_process(
@@ -160,6 +165,10 @@ def test_one_partition_through_dagster(
             "select run_id, source, severity, message from fct_data_health "
             "where \"check\" = 'history_unreadable'"
         ).fetchall()
+        settled = con.execute(
+            "select run_id, source, severity, message from fct_data_health "
+            "where \"check\" = 'crashed_write'"
+        ).fetchall()
     finally:
         con.close()
     assert n is not None and n[0] > 0
@@ -168,6 +177,16 @@ def test_one_partition_through_dagster(
     run_id, source, severity, message = findings[0]
     assert (run_id, source, severity) == (result.run_id, "build", "warning")
     assert "not a valid DuckDB database file" in message and f"build/{moved}" in message
+    assert settled == [
+        (
+            result.run_id,
+            "landing",
+            "warning",
+            "dcgm_samples/old-source/date=2026-10-03: a crashed write's leftover folder "
+            ".tmp-date=2026-10-03-0123456789ab removed",
+        )
+    ]
+    assert not crashed.exists()
     # dbt's file log is at info unless DBT_LOG_LEVEL_FILE asks for debug (docs/operations.md)
     log = home / "build" / "dbt" / result.run_id / "dbt.log"
     levels = Counter(json.loads(line)["info"]["level"] for line in log.read_text().splitlines())

@@ -29,6 +29,16 @@ from ingest.core.landing import (
 )
 from ingest.core.report import IngestReport
 
+#: the findings "sources" of the run itself, beside the configured sources' own: `config` (what
+#: loading the config found, orchestration/config_assets.py), `build` (the day models' file set
+#: aside, fleetledger/incremental.py) and `landing` (crashed writes settled before the build,
+#: orchestration/config_assets.py). Each replaces its findings on every run, so no configured
+#: source may take one of these names (fleetledger/config.py refuses it).
+CONFIG_FINDINGS_SOURCE = "config"
+BUILD_FINDINGS_SOURCE = "build"
+LANDING_FINDINGS_SOURCE = "landing"
+RESERVED_SOURCE_NAMES = (BUILD_FINDINGS_SOURCE, CONFIG_FINDINGS_SOURCE, LANDING_FINDINGS_SOURCE)
+
 INGEST_FINDINGS_TABLE = "ingest_findings"
 #: quarantine folders of a source besides its own: `<source>.events` (slurm node events)
 _QUARANTINE_SUFFIXES = ("", ".events")
