@@ -313,7 +313,10 @@ def recover_crashed_writes(home: Path, source: str = "*") -> list[str]:
         where = f"{leftover.parent.parent.name}/{leftover.parent.name}/{partition}"
         if not target.exists() and (leftover / "part-0.parquet").exists():
             # the new partition (`.tmp-`, settled first) or else the old one (`.old-`)
-            os.replace(leftover, target)
+            try:
+                os.replace(leftover, target)
+            except FileNotFoundError:
+                continue  # settled meanwhile by a step running beside this one
             done.append(f"{where}: moved back in from a crashed write's {leftover.name}")
         elif leftover.exists():
             shutil.rmtree(leftover, ignore_errors=True)
