@@ -9,6 +9,7 @@ any moment leaves the old file or the new one, never both.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -315,10 +316,15 @@ def recover_crashed_writes(home: Path, source: str = "*") -> list[str]:
             # the new partition (`.tmp-`, settled first) or else the old one (`.old-`)
             try:
                 os.replace(leftover, target)
+                done.append(f"{where}: moved back in from a crashed write's {leftover.name}")
+                continue
             except FileNotFoundError:
                 continue  # settled meanwhile by a step running beside this one
-            done.append(f"{where}: moved back in from a crashed write's {leftover.name}")
-        elif leftover.exists():
+            except OSError as err:
+                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+                # a step beside this one landed the partition meanwhile: it is the truth
+        if leftover.exists():
             shutil.rmtree(leftover, ignore_errors=True)
             done.append(f"{where}: a crashed write's leftover folder {leftover.name} removed")
     return done
