@@ -320,7 +320,11 @@ def _partition_days(home: Path, table: str, source: str) -> list[date]:
 
 def _accounted(home: Path, day: date) -> bool:
     """Whether a run accounted `day` (fleetledger/config_tables.py, record_accounted_days)."""
-    return partition_dir(home, "accounted_days", "pipeline", f"date={day}").is_dir()
+    # the file, not the folder: a write killed between creating a new partition's folder and
+    # renaming its file in leaves the folder empty (ingest/core/landing.py)
+    return (
+        partition_dir(home, "accounted_days", "pipeline", f"date={day}") / "part-0.parquet"
+    ).exists()
 
 
 def _mark_pending(home: Path, span: DaySpan) -> None:

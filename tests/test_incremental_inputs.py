@@ -382,6 +382,12 @@ def test_a_rerun_of_an_earlier_day_recomputes_the_day_after_it_too(tmp_path: Pat
     assert recompute_span(tmp_path, date(2026, 1, 1), date(2026, 1, 1)) == DaySpan(
         date(2026, 1, 1), date(2026, 1, 2)
     )
+    # a day whose record was never written (a write killed after creating the new partition's
+    # folder, before renaming its file in) is not accounted
+    (tmp_path / "raw" / "accounted_days" / "pipeline" / "date=2026-01-05").mkdir()
+    assert recompute_span(tmp_path, date(2026, 1, 4), date(2026, 1, 4)) == DaySpan(
+        date(2026, 1, 4), date(2026, 1, 4)
+    )
 
 
 def test_the_run_summary_names_the_days_the_build_recomputed(
