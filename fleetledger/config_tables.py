@@ -7,9 +7,7 @@ on every run, beside the source landings (docs/landing.md).
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import uuid
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -17,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from fleetledger.config import Config
-from ingest.core.landing import land
+from ingest.core.landing import land, replace_file
 
 TABLES = (
     "config_inventory",
@@ -33,26 +31,17 @@ TABLES = (
 
 
 def _write(home: Path, table: str, df: pl.DataFrame) -> None:
-    """Replace `raw/<table>/config/current/part-0.parquet` in one rename, from a hidden
-    `.partial` file beside the folder: no glob reads it, so a crash leaves the old table or the
-    new one, never both (docs/landing.md). What a crashed write left there goes first: its
-    `.partial` file, or the `.tmp-*` folder of an earlier version's write, whose complete copy
-    DuckDB's `**/*.parquet` glob would read beside `current` (every config row twice)."""
+    """Replace `raw/<table>/config/current/part-0.parquet` as every landed partition is
+    replaced (`replace_file`: a hidden `.partial` beside the folder, one rename), so a crash
+    leaves the old table or the new one, never both (docs/landing.md). The `.tmp-*` folder an
+    earlier version's crashed write left goes first: DuckDB's `**/*.parquet` glob would read
+    its complete copy beside `current` (every config row twice)."""
     dest = home / "raw" / table / "config" / "current"
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    for left in dest.parent.iterdir():
-        if left.name.startswith(".tmp-") and left.is_dir():
-            shutil.rmtree(left, ignore_errors=True)
-        elif left.name.startswith(".current.") and left.name.endswith(".partial"):
-            left.unlink(missing_ok=True)
-    partial = dest.parent / f".current.{uuid.uuid4().hex[:12]}.partial"
-    try:
-        df.write_parquet(partial)
-        dest.mkdir(exist_ok=True)
-        os.replace(partial, dest / "part-0.parquet")
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    if dest.parent.is_dir():
+        for left in dest.parent.iterdir():
+            if left.name.startswith(".tmp-") and left.is_dir():
+                shutil.rmtree(left, ignore_errors=True)
+    replace_file(dest, df.to_arrow())
 
 
 def _site_settings(cfg: Config, site: str) -> tuple[str, float, str, int | None, int | None, str]:

@@ -32,7 +32,7 @@ import polars as pl
 
 from ingest.billing.google_auth import google_credentials
 from ingest.core.errors import IngestError
-from ingest.core.landing import land, partition_dir, polars_schema
+from ingest.core.landing import land, landed_partitions, partition_dir, polars_schema
 from ingest.core.spec import LandContext
 
 if TYPE_CHECKING:
@@ -173,13 +173,12 @@ def fetch_skus(
 
 def latest_fetch(home: Path, source: str) -> tuple[str, pl.DataFrame] | None:
     """The newest landed fetch of a catalog source: (partition, rows)."""
-    parent = partition_dir(home, TABLE, source, "date=2000-01-01").parent
-    if not parent.exists():
-        return None
-    parts = sorted(p for p in parent.glob("date=*") if (p / "part-0.parquet").exists())
+    parts = landed_partitions(home, TABLE, source)
     if not parts:
         return None
-    return parts[-1].name, pl.read_parquet(parts[-1] / "part-0.parquet")
+    return parts[-1], pl.read_parquet(
+        partition_dir(home, TABLE, source, parts[-1]) / "part-0.parquet"
+    )
 
 
 def ingest_catalog(source: Source, location: str, home: Path, report: IngestReport) -> None:

@@ -381,6 +381,13 @@ def _write_partition(
     return target / "part-0.parquet", rows
 
 
+def replace_file(folder: Path, arrow: pa.Table) -> Path:
+    """Write `arrow` as `folder/part-0.parquet` the way every partition is written (a hidden
+    `.partial` beside the folder, one rename), for a folder outside the partition layout: the
+    config tables' `raw/config_<name>/config/current/`. Returns the file written."""
+    return _write_partition(folder, arrow)[0]
+
+
 def land(home: Path, table: str, source: str, partition: str, df: pl.DataFrame) -> Path:
     """Write `df` as `home/raw/<table>/<source>/<partition>/part-0.parquet`, replacing the
     partition whole. Returns the file written."""
