@@ -49,6 +49,8 @@ from fleetledger.incremental import (
 )
 from fleetledger.publish import export_spark_warehouse
 from fleetledger.run_lock import home_lock
+from ingest.core.findings import IngestFinding
+from ingest.core.findings_landing import LANDING_FINDINGS_SOURCE, add_ingest_findings
 from ingest.core.landing import recover_crashed_writes, write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
 from orchestration.ingest_assets import kinds_landing, raw_asset_key
@@ -327,9 +329,13 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         (home / "build").mkdir(parents=True, exist_ok=True)
         # every landing table has a schema file, so dbt reads a table no source fills
         write_schema_files(home)
-        # a crashed write of a source this run did not ingest (its own are settled by ingest)
-        for settled in recover_crashed_writes(home):
-            context.log.warning(f"landing zone: {settled}")
+        # a crashed write of a source this run did not ingest (its own are settled by ingest,
+        # every other source's by the config step: this is for a run without that step),
+        # reported beside the config step's findings of this run
+        settled = [IngestFinding("crashed_write", m) for m in recover_crashed_writes(home)]
+        add_ingest_findings(home, LANDING_FINDINGS_SOURCE, context.run.run_id, settled)
+        for finding in settled:
+            context.log.warning(f"landing zone: {finding.message}")
         # vars stay the same from run to run (the config's), so dbt parses only what changed;
         # what differs per run reaches the models as environment variables
         dbt_vars = _config_vars(fleet)

@@ -177,20 +177,53 @@ def test_one_partition_through_dagster(
     run_id, source, severity, message = findings[0]
     assert (run_id, source, severity) == (result.run_id, "build", "warning")
     assert "not a valid DuckDB database file" in message and f"build/{moved}" in message
-    assert settled == [
-        (
-            result.run_id,
-            "landing",
-            "warning",
-            "dcgm_samples/old-source/date=2026-10-03: a crashed write's leftover folder "
-            ".tmp-date=2026-10-03-0123456789ab removed",
-        )
-    ]
+    settled_message = (
+        "dcgm_samples/old-source/date=2026-10-03: a crashed write's leftover folder "
+        ".tmp-date=2026-10-03-0123456789ab removed"
+    )
+    assert settled == [(result.run_id, "landing", "warning", settled_message)]
     assert not crashed.exists()
     # dbt's file log is at info unless DBT_LOG_LEVEL_FILE asks for debug (docs/operations.md)
     log = home / "build" / "dbt" / result.run_id / "dbt.log"
     levels = Counter(json.loads(line)["info"]["level"] for line in log.read_text().splitlines())
     assert levels["info"] > 100 and levels["debug"] == 0, levels
+
+    # a run Dagster launched for the dbt assets alone (no config step): the dbt step settles
+    # another leftover itself and reports it in the build's data-health rows the same way
+    crashed = home / "raw" / "slurm_jobs" / "old-source" / ".old-date=2026-10-03-ba9876543210"
+    crashed.mkdir(parents=True)
+    (crashed / "part-0.parquet.partial").write_bytes(b"PAR1 half written")
+    dbt_keys = [
+        k
+        for k in defs.resolve_asset_graph().get_all_asset_keys()
+        if k.path[0] != "raw" and k != WAREHOUSE_SNAPSHOT_KEY
+    ]
+    again = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        partition_key=day, instance=DagsterInstance.ephemeral(), asset_selection=dbt_keys
+    )
+    assert again.success
+    steps = {e.step_key for e in again.all_events if e.step_key}
+    assert "dbt_warehouse" in steps and not [s for s in steps if "config" in s or "raw" in s]
+    con = duckdb.connect(str(home / "build" / "warehouse.duckdb"), read_only=True)
+    try:
+        settled = con.execute(
+            "select run_id, source, message from main.fct_data_health "
+            "where \"check\" = 'crashed_write' order by run_id = ?",
+            [again.run_id],
+        ).fetchall()
+    finally:
+        con.close()
+    # the first run's finding stays in the log of published runs' findings
+    assert settled == [
+        (result.run_id, "landing", settled_message),
+        (
+            again.run_id,
+            "landing",
+            "slurm_jobs/old-source/date=2026-10-03: a crashed write's leftover folder "
+            ".old-date=2026-10-03-ba9876543210 removed",
+        ),
+    ]
+    assert not crashed.exists()
 
 
 def test_pipeline_names_the_failing_asset(small_fleet: Path, tmp_path: Path) -> None:

@@ -114,6 +114,31 @@ def land_ingest_findings(
     lands an empty partition: the source found nothing this time). Returns the file written."""
     run_at = run_at or datetime.now(UTC)
     frame = findings_frame(findings, source=source, run_id=run_id, run_at=run_at, location=location)
+    return _replace_findings(home, source, frame, run_at)
+
+
+def add_ingest_findings(
+    home: Path, source: str, run_id: str, findings: Iterable[IngestFinding]
+) -> Path | None:
+    """Add `findings` to those run `run_id` landed for `source` already (a later step of the
+    same run: the dbt step after the config step), keeping that run's earlier rows and dropping
+    an earlier run's. Nothing to add writes nothing. Returns the file written."""
+    items = list(findings)
+    if not items:
+        return None
+    run_at = datetime.now(UTC)
+    frame = findings_frame(items, source=source, run_id=run_id, run_at=run_at)
+    today = partition_dir(home, INGEST_FINDINGS_TABLE, source, f"date={run_at.date()}")
+    landed = sorted(today.parent.glob("date=*/*.parquet"))
+    if landed:
+        earlier = pl.concat([pl.read_parquet(f) for f in landed], how="diagonal_relaxed")
+        earlier = earlier.filter(pl.col("run_id") == run_id).select(frame.columns)
+        frame = pl.concat([earlier.cast(frame.schema), frame])
+    return _replace_findings(home, source, frame, run_at)
+
+
+def _replace_findings(home: Path, source: str, frame: pl.DataFrame, run_at: datetime) -> Path:
+    """Land `frame` as the source's one findings partition (the day of `run_at`)."""
     partition = f"date={run_at.date().isoformat()}"
     written = land(home, INGEST_FINDINGS_TABLE, source, partition, frame)
     # one partition per source: the findings of its earlier ingests are replaced

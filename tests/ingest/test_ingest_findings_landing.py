@@ -12,6 +12,7 @@ from test_ingest_registry import D1, D2, D3, build_fleet
 
 from ingest.core.findings import IngestFinding
 from ingest.core.findings_landing import (
+    add_ingest_findings,
     land_ingest_findings,
     landed_quarantine_findings,
     report_findings,
@@ -98,3 +99,35 @@ def test_findings_are_replaced_per_source(tmp_path: Path) -> None:
     # nothing found: an empty partition replaces the earlier findings
     land_ingest_findings(tmp_path, "a", "run-3", [], run_at=datetime(2026, 10, 5, tzinfo=UTC))
     assert pl.read_parquet(tmp_path / "raw/ingest_findings/a").height == 0
+
+
+def test_a_later_step_adds_to_its_runs_findings(tmp_path: Path) -> None:
+    """The dbt step reports the crashed writes it settles beside what the config step of the
+    same run landed under `landing`: that run's rows stay, an earlier run's go, nothing to add
+    writes nothing."""
+    first = [IngestFinding("crashed_write", "t/s/date=2026-10-01: removed")]
+    land_ingest_findings(tmp_path, "landing", "run-1", first)
+    assert add_ingest_findings(tmp_path, "landing", "run-2", []) is None
+    table = tmp_path / "raw/ingest_findings/landing"
+    assert pl.read_parquet(table)["run_id"].to_list() == ["run-1"]
+    # a run without a config step: run 1's finding is not run 2's
+    add_ingest_findings(tmp_path, "landing", "run-2", first)
+    assert pl.read_parquet(table).select("run_id", "message").rows() == [
+        ("run-2", first[0].message)
+    ]
+    # run 2's config step found nothing (an empty partition), its dbt step two leftovers
+    land_ingest_findings(tmp_path, "landing", "run-2", [])
+    later = [
+        IngestFinding("crashed_write", "t/s/date=2026-10-02: moved back in"),
+        IngestFinding("crashed_write", "t/s/date=2026-10-03: removed"),
+    ]
+    add_ingest_findings(tmp_path, "landing", "run-2", later)
+    rows = pl.read_parquet(table).select("run_id", "check_name", "severity", "message").rows()
+    assert rows == [
+        ("run-2", "crashed_write", "warning", "t/s/date=2026-10-02: moved back in"),
+        ("run-2", "crashed_write", "warning", "t/s/date=2026-10-03: removed"),
+    ]
+    # a third step of run 2 keeps both and adds its own; run 1's row never comes back
+    add_ingest_findings(tmp_path, "landing", "run-2", first)
+    messages = pl.read_parquet(table)["message"].to_list()
+    assert messages == [m.message for m in [*later, *first]]
