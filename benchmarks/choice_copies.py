@@ -11,6 +11,9 @@ times the two shapes of that work on synthetic rows of the project's shapes, in 
   month's when its bill was restated) and the copy is rewritten from the first changed day.
 - bill-line comparison (`int_spend_recompute_from`, `int_node_hour_costs_recompute_from`): every
   line against those of the billing periods the bill lines recomputed (the open month).
+- bill-line copy (`int_spend_line_inputs`, formerly part of `int_spend_inputs`): the spend's copy
+  of every bill line rewritten whole (before), or its periods from the one the bill lines
+  recomputed from (now: the open month's lines).
 
 Each case checks that both shapes find the same first change (a planted one, or none), and the
 node-hour case that both leave the same copy. The writes of the timed rounds are rolled back
@@ -183,6 +186,60 @@ def bill_line_comparison(folder: Path, lines_per_day: int, days: int, runs: int 
     )
 
 
+def bill_line_copy(folder: Path, lines_per_day: int, days: int, runs: int = 5) -> Timing:
+    """The spend's copy of the bill lines after a daily run with the open month redelivered:
+    rewritten whole (before), or from the month the bill lines recomputed from (now). Both must
+    leave the copy equal to the lines; `*_found`: the rows each shape wrote."""
+    con = _connect(folder)
+    con.execute(f"""
+        create table lines as
+        select 'line-' || d || '-' || i as line_key, 'node-' || i % 128 as host,
+            'team-' || i % 7 as team, {FIRST_DAY} + d * 86400 + i % 24 * 3600 as cs,
+            {FIRST_DAY} + d * 86400 + i % 24 * 3600 + 3600 as ce,
+            round((d * 31 + i) % 997 / 10, 6) as cost,
+            round((d * 31 + i) % 997 / 10, 6) as billed_cost,
+            cast(epoch(date_trunc('month', to_timestamp({FIRST_DAY} + d * 86400))) as bigint)
+                as billing_period_epoch
+        from range({days}) as a(d), range({lines_per_day}) as b(i)
+    """)
+    con.execute("create table copy_whole as select * from lines")
+    con.execute("create table copy_by_period as select * from lines")
+    last = FIRST_DAY + (days - 1) * 86400
+    month = _recomputed_month(con, last)
+    # the redelivery restates a line of the open month
+    con.execute(f"update lines set cost = cost * 2 + 1 where line_key = 'line-{days - 1}-0'")
+
+    def before(keep: bool = False) -> float:
+        con.execute("begin")
+        con.execute("create or replace table copy_whole as select * from lines")
+        written = con.execute("select count(*) from copy_whole").fetchall()[0][0]
+        con.execute("commit" if keep else "rollback")
+        return written
+
+    def now(keep: bool = False) -> float:
+        con.execute("begin")
+        con.execute(f"delete from copy_by_period where billing_period_epoch >= {month}")
+        written = con.execute(
+            f"insert into copy_by_period select * from lines where billing_period_epoch >= {month}"
+        ).fetchall()[0][0]
+        con.execute("commit" if keep else "rollback")
+        return written
+
+    b, n, fb, fn = _time(runs, before, now)
+    before(keep=True)
+    now(keep=True)
+    for copy in ("copy_whole", "copy_by_period"):
+        differ = con.execute(
+            f"select count(*) from ((select * from lines except all select * from {copy}) "
+            f"union all (select * from {copy} except all select * from lines))"
+        ).fetchall()[0][0]
+        if differ:
+            raise AssertionError(f"{copy} differs from the bill lines in {differ} rows")
+    return Timing(
+        f"bill-line copy, {lines_per_day:,} a day x {days} days", lines_per_day * days, b, n, fb, fn
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[128, 1250])
@@ -207,7 +264,10 @@ def main(argv: list[str] | None = None) -> None:
             for restated in (False, True)
         ]
         timings += [
-            bill_line_comparison(folder, k, d) for k in args.lines_per_day for d in args.days
+            case(folder, k, d)
+            for case in (bill_line_comparison, bill_line_copy)
+            for k in args.lines_per_day
+            for d in args.days
         ]
     print(f"{'case':<58} {'rows':>12} {'before ms':>10} {'now ms':>8} {'ratio':>7}")
     for t in timings:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.choice_copies import bill_line_comparison, main, node_hour_copy
+from benchmarks.choice_copies import bill_line_comparison, bill_line_copy, main, node_hour_copy
 
 # 40 days from 2025-10-01: the last is 2025-11-09, its month starts 2025-11-01
 NOV_1 = datetime(2025, 11, 1, tzinfo=UTC).timestamp()
@@ -34,12 +34,20 @@ def test_the_open_months_restated_line_is_found_by_both_comparisons(tmp_path: Pa
     assert t.rows == 200
 
 
+def test_the_spend_copy_rewrites_the_open_months_lines_and_ends_equal(tmp_path: Path) -> None:
+    # 40 days x 5 lines: the whole copy writes 200 rows; by period, November's 9 days x 5 = 45
+    # (the function raises if either copy then differs from the redelivered lines)
+    t = bill_line_copy(tmp_path, 5, 40, runs=1)
+    assert (t.before_found, t.now_found, t.rows) == (200, 45, 200)
+
+
 def test_the_command_prints_a_row_per_case(capsys: pytest.CaptureFixture[str]) -> None:
     main(["--nodes", "2", "--lines-per-day", "3", "--days", "7"])
     lines = capsys.readouterr().out.splitlines()
-    # a header, two node-hour cases (quiet, restated) and one bill-line case
-    assert len(lines) == 4
+    # a header, two node-hour cases (quiet, restated), the bill-line comparison and copy
+    assert len(lines) == 5
     assert "restated month" in lines[2] and lines[3].startswith("bill lines, 3 a day x 7 days")
+    assert lines[4].startswith("bill-line copy, 3 a day x 7 days")
 
 
 def test_a_history_of_a_months_first_day_is_restated_in_the_month_before(tmp_path: Path) -> None:

@@ -87,7 +87,8 @@ COPIED_COLUMNS = (
     ("int_gpu_unit_inputs", "first_report_hour"),
     ("int_gpu_hour_state_inputs", "energy_kwh"),
     ("int_node_hour_cost_inputs", "energy_kwh"),
-    ("int_spend_inputs", "cost"),
+    ("int_spend_line_inputs", "cost"),
+    ("int_spend_run_inputs", "kind"),
     ("int_billing_line_inputs", "other_amount"),
 )
 REASONS = " union all ".join(

@@ -350,24 +350,21 @@
         billing_period_epoch
 {%- endmacro %}
 
-{#- What the spend models stored by day (int_spend_recompute_from) read from full tables: each
-    bill line as they prorate and allocate it (its node, provider, service, sub-account, the
-    team of a line matching no node, charge span, effective and billed cost, rounded to 1e-6),
-    and each run's team, kind and user (a node-day's bill splits by its runs' teams). A day's
-    spend changes only when a line whose span reaches it, or a run holding GPUs on it, does.
-    A line's `billing_period_epoch`: the lines of a period int_billing_lines did not recompute
-    are those the last build read, and are not compared (null for a run). -#}
-{% macro spend_inputs() -%}
+{#- What the spend models stored by day (int_spend_recompute_from) read of each bill line, as
+    they prorate and allocate it: its node, provider, service, sub-account, the team of a line
+    matching no node, charge span, effective and billed cost, rounded to 1e-6. A day's spend
+    changes only when a line whose span reaches it (or a run holding GPUs on it:
+    spend_run_inputs) does. `billing_period_epoch` last, by which the copy is stored
+    (int_spend_line_inputs): the lines of a period int_billing_lines did not recompute are
+    those the last build read, and are neither compared nor rewritten. -#}
+{% macro spend_line_inputs() -%}
     select
-        'line' as input,
         lines.x_line_key as subject,
         lines.x_host as host,
         lines.x_provider as provider,
         lines.service_name as service,
         lines.sub_account_id as sub_account,
         line_teams.team,
-        cast(null as string) as kind,
-        cast(null as string) as user_name,
         {{ charge_span_start('lines.charge_period_start', 'lines.charge_period_end') }} as cs,
         {{ charge_span_end('lines.charge_period_start', 'lines.charge_period_end') }} as ce,
         round(lines.x_effective_cost_reporting, 6) as cost,
@@ -376,22 +373,16 @@
     from {{ model_relation('int_billing_lines') }} as lines
     left join {{ model_relation('int_billing_line_teams') }} as line_teams
         on line_teams.x_line_key = lines.x_line_key
-    union all
+{%- endmacro %}
+
+{#- What the spend models stored by day read of each run: its team, kind and user (a node-day's
+    bill splits by its runs' teams); the copy is int_spend_run_inputs -#}
+{% macro spend_run_inputs() -%}
     select
-        'run' as input,
         run_id as subject,
-        cast(null as string) as host,
-        cast(null as string) as provider,
-        cast(null as string) as service,
-        cast(null as string) as sub_account,
         team,
         kind,
-        user_name,
-        cast(null as double) as cs,
-        cast(null as double) as ce,
-        cast(null as double) as cost,
-        cast(null as double) as billed_cost,
-        cast(null as bigint) as billing_period_epoch
+        user_name
     from {{ model_relation('int_runs') }}
 {%- endmacro %}
 

@@ -3,8 +3,9 @@
 -- macros/incremental.sql): int_gpu_hour_states' (int_gpu_hour_states_recompute_from: the range,
 -- or earlier where node costs or failure signals changed: a node-day's bill splits by its runs'
 -- costs and its idle cost), or the first day before it of a bill line or a run that differs from
--- those the last build read (int_spend_inputs: a CUR redelivery restating its month, a late or
--- removed line, a line's new tags, a run's team, kind or user a later sacct changed); null for
+-- those the last build read (int_spend_line_inputs, int_spend_run_inputs: a CUR redelivery
+-- restating its month, a late or removed line, a line's new tags, a run's team, kind or user a
+-- later sacct changed); null for
 -- every hour. `reason` says which. Built before the spend models and their tests, which read it.
 -- A full build compares nothing (the last build's copy may have other columns).
 -- depends_on: {{ ref('int_run_gpu_hour_costs') }}
@@ -13,11 +14,12 @@
 -- period's lines are the rows the last build stored and its copy holds); every run is.
 -- (the bill lines' first period: {{ ref('int_billing_lines_recompute_from') }})
 {%- set range_start = run_range_start() %}
-{%- set built = built_relation('int_spend_inputs') if execute else none %}
+{%- set built_lines = built_relation('int_spend_line_inputs') if execute else none %}
+{%- set built_runs = built_relation('int_spend_run_inputs') if execute else none %}
 {%- set lines_from = recompute_from_hour('int_billing_lines_recompute_from')
     if range_start is not none else none %}
 {%- set compared = 'true' if lines_from is none
-    else "(input = 'run' or coalesce(billing_period_epoch >= " ~ lines_from ~ ', true))' %}
+    else 'coalesce(billing_period_epoch >= ' ~ lines_from ~ ', true)' %}
 with
 
 states_from as (
@@ -26,29 +28,42 @@ states_from as (
 
 ),
 
-now_inputs as (
+{%- if range_start is not none and built_lines is not none and built_runs is not none %}
 
-    {{ spend_inputs() }}
+now_lines as (
 
-),
-
-{%- if range_start is not none and built is not none %}
-
-built_inputs as (
-
-    select * from {{ built }}
+    {{ spend_line_inputs() }}
 
 ),
 
-changed as (
+built_lines as (
 
-    select * from {{ changed_input_rows('now_inputs', 'built_inputs', where=compared) }}
+    select * from {{ built_lines }}
+
+),
+
+now_runs as (
+
+    {{ spend_run_inputs() }}
+
+),
+
+built_runs as (
+
+    select * from {{ built_runs }}
+
+),
+
+changed_lines as (
+
+    select * from {{ changed_input_rows('now_lines', 'built_lines', where=compared) }}
 
 ),
 
 changed_runs as (
 
-    select distinct subject as run_id from changed where input = 'run'
+    select distinct subject as run_id
+    from {{ changed_input_rows('now_runs', 'built_runs') }}
 
 ),
 
@@ -60,7 +75,7 @@ first_changes as (
         states_from.from_hour as states_hour,
         states_from.reason as states_reason,
         coalesce(
-            floor((select min(cs) from changed where input = 'line') / 86400) * 86400,
+            floor((select min(cs) from changed_lines) / 86400) * 86400,
             states_from.from_hour
         ) as line_day,
         coalesce(

@@ -1,7 +1,7 @@
--- The bill lines and runs the spend models stored by day were last built from
--- (macros/incremental.sql, `spend_inputs`). Built after them, so that the next run compares its
--- own with these: they then recompute from the first day of a line or a run that changed
--- (int_spend_recompute_from).
+-- The runs the spend models stored by day were last built from (macros/incremental.sql,
+-- `spend_run_inputs`: each run's team, kind and user). Built after them, so that the next run
+-- compares its own with these: they then recompute from the first day of a run that changed
+-- (int_spend_recompute_from). A full table: a later sacct export can change any run.
 -- depends_on: {{ ref('int_billing_line_days') }}
 -- depends_on: {{ ref('int_node_day_team_shares') }}
 -- depends_on: {{ ref('int_daily_spend_allocations') }}
@@ -10,4 +10,4 @@
 -- depends_on: {{ ref('fct_sub_account_daily_spend') }}
 -- depends_on: {{ ref('fct_spend_breakdown') }}
 -- depends_on: {{ ref('fct_idle_gpu_hours') }}
-{{ spend_inputs() }}
+{{ spend_run_inputs() }}
