@@ -88,13 +88,14 @@ STORED_COPIES = {
     "int_gpu_hour_state_inputs": ("hour_epoch", "states"),
     "int_node_hour_cost_inputs": ("day_epoch", "node_costs"),
 }
-# and the copy of the bill lines the spend's chooser compares with, stored by billing period
-# from the bill lines' first period (int_billing_lines_recompute_from)
-PERIOD_COPIES = ("int_spend_line_inputs",)
+# and two models of every bill line stored by billing period from the bill lines' first period
+# (int_billing_lines_recompute_from): the copy the spend's chooser compares with, and the
+# teams of the lines matching no node
+STORED_BY_PERIOD = ("int_spend_line_inputs", "int_billing_line_teams")
 STORED_INTERMEDIATES = {
     "int_run_hour_usage": build_path,
     **{model: history_path for model in SUMMED_FROM_A_FIRST_DAY},
-    **{model: build_path for model in [*STORED_COPIES, *PERIOD_COPIES]},
+    **{model: build_path for model in [*STORED_COPIES, *STORED_BY_PERIOD]},
 }
 
 
@@ -472,7 +473,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out["run_costs_day_6"] = _compiled_model(home, "int_run_gpu_hour_costs")
     out["run_fct_day_6"] = _compiled_model(home, "fct_run_gpu_hours")
     out["usage_day_6"] = _compiled_model(home, "int_run_hour_usage")
-    for model in [*SUMMED_FROM_A_FIRST_DAY, *STORED_COPIES, *PERIOD_COPIES]:
+    for model in [*SUMMED_FROM_A_FIRST_DAY, *STORED_COPIES, *STORED_BY_PERIOD]:
         out[f"{model}_day_6"] = _compiled_model(home, model)
     out["usage_1_5_after"] = _usage_cost(home, 1, 5)
     out["usage_off_costs_day_6"] = _usage_off_costs(home)
@@ -501,7 +502,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict:
         out[f"states_day_{n}"] = _compiled_model(home, "int_gpu_hour_states")
         out[f"run_costs_day_{n}"] = _compiled_model(home, "int_run_gpu_hour_costs")
         out[f"usage_day_{n}"] = _compiled_model(home, "int_run_hour_usage")
-        for model in [*SUMMED_FROM_A_FIRST_DAY, *STORED_COPIES, *PERIOD_COPIES]:
+        for model in [*SUMMED_FROM_A_FIRST_DAY, *STORED_COPIES, *STORED_BY_PERIOD]:
             out[f"{model}_day_{n}"] = _compiled_model(home, model)
         out[f"node_costs_day_{n}"] = _compiled_model(home, "int_node_hour_costs")
         for chooser in ("gpu_hour_states", "node_hour_costs", "spend"):
@@ -653,12 +654,15 @@ def test_the_input_copies_are_rewritten_from_their_choosers_first_day(history: d
         assert f"(input = 'gap' or hour_epoch >= {_epoch(_day(n))})" in states
         assert f"where coalesce(billing_period_epoch >= {january}, true)" in node_costs
         assert f"where coalesce(billing_period_epoch >= {january}, true)" in spend
-    # the spend's copy of the bill lines is rewritten from that period on: on day 6 (the
-    # restated month), 8, 9 and 10 January's lines, never a line of an earlier period
-    for n in (6, 8, 9, 10):
-        assert (
-            f"where billing_period_epoch >= {january}" in history[f"int_spend_line_inputs_day_{n}"]
-        )
+    # the spend's copy of the bill lines and the lines' teams are rewritten from that period
+    # on: on day 6 (the restated month), 8, 9 and 10 January's lines
+    wrong_periods = [
+        (model, n)
+        for model in STORED_BY_PERIOD
+        for n in (6, 8, 9, 10)
+        if f"billing_period_epoch >= {january}" not in history[f"{model}_day_{n}"]
+    ]
+    assert wrong_periods == []
 
 
 def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(history: dict) -> None:
@@ -795,7 +799,7 @@ def test_incremental_history_equals_the_full_rebuild_mart_by_mart(history: dict)
     stored_full = history["stored_full"]
     assert not _differing_marts(history["stored_daily"], stored_full)
     for model, stored in stored_full.items():
-        if model not in [*STORED_COPIES, *PERIOD_COPIES]:
+        if model not in [*STORED_COPIES, *STORED_BY_PERIOD]:
             assert stored["day_epoch"].n_unique() == DAYS, model
     # the input copies: every hour's node costs of the 10 days (5 nodes x 24 x 10), and at
     # least a bill line's span starting on each day

@@ -2,12 +2,20 @@
 -- the team of the first team rule (by priority, then team) whose `cloud_tag` the line's tags
 -- carry or whose `cloud_account` is the line's SubAccountId, else `unattributed`. Lines of GPU
 -- nodes are split by their runs instead (int_node_day_team_shares).
+-- Stored by billing period in the build warehouse (`incremental_published_by_day`) from the
+-- period the bill lines recomputed from (the first period: {{ ref('int_billing_lines_recompute_from') }}):
+-- a line's team depends on the line and the config's team rules only (a config change rebuilds
+-- every model), so a line of an earlier period keeps the row the last build stored.
+{{ incremental_published_by_day(
+    day_column='billing_period_epoch', to_last_day='int_billing_lines_recompute_from'
+) }}
 with
 
 lines as (
 
     select * from {{ ref('int_billing_lines') }}
     where x_host is null
+        and billing_period_epoch >= {{ first_recomputed_hour('int_billing_lines_recompute_from') }}
 
 ),
 
@@ -51,7 +59,8 @@ final as (
 
     select
         lines.x_line_key,
-        coalesce(matches.team, 'unattributed') as team
+        coalesce(matches.team, 'unattributed') as team,
+        lines.billing_period_epoch
     from lines
     left join matches
         on matches.x_line_key = lines.x_line_key and matches.rn = 1
