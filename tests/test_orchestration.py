@@ -193,6 +193,10 @@ def test_one_partition_through_dagster(
     crashed = home / "raw" / "slurm_jobs" / "old-source" / ".old-date=2026-10-03-ba9876543210"
     crashed.mkdir(parents=True)
     (crashed / "part-0.parquet.partial").write_bytes(b"PAR1 half written")
+    # and a table of a model an upgrade renamed, which the build then drops
+    con = duckdb.connect(str(home / "build" / "warehouse.duckdb"))
+    con.execute("create table intermediate.int_spend_inputs as select 1 as x")
+    con.close()
     dbt_keys = [
         k
         for k in defs.resolve_asset_graph().get_all_asset_keys()
@@ -211,6 +215,10 @@ def test_one_partition_through_dagster(
             "where \"check\" = 'crashed_write' order by run_id = ?",
             [again.run_id],
         ).fetchall()
+        spend_copies = con.execute(
+            "select table_name from information_schema.tables "
+            "where table_name like 'int_spend%inputs' order by 1"
+        ).fetchall()
     finally:
         con.close()
     # the first run's finding stays in the log of published runs' findings
@@ -224,6 +232,7 @@ def test_one_partition_through_dagster(
         ),
     ]
     assert not crashed.exists()
+    assert spend_copies == [("int_spend_line_inputs",), ("int_spend_run_inputs",)]
 
 
 def test_pipeline_names_the_failing_asset(small_fleet: Path, tmp_path: Path) -> None:

@@ -139,3 +139,32 @@ def test_a_build_drops_a_retired_day_model_from_the_history_file(tmp_path: Path)
     con.close()
     dbt_build(home, "int_integers")
     assert _relations(home / "build" / "history.duckdb") == {"intermediate": {"int_gpu_samples"}}
+
+
+def test_a_build_drops_what_no_model_builds_from_the_dbt_schemas(tmp_path: Path) -> None:
+    """A model an upgrade renamed (int_spend_inputs became int_spend_line_inputs and
+    int_spend_run_inputs), a view of a retired staging model and a `__dbt_tmp` table a killed
+    build left: the next build drops them from the dbt-only schemas of both files, so no
+    published snapshot keeps rows no model traces to. `main` (the forecast and alert steps'
+    tables) and the relations of the project's models stay."""
+    home = tmp_path / "home"
+    (home / "build").mkdir(parents=True)
+    con = duckdb.connect(str(home / "build" / "warehouse.duckdb"))
+    for schema in ("staging", "intermediate"):
+        con.execute(f"create schema {schema}")
+    con.execute("create table intermediate.int_spend_inputs as select 1 as cost")
+    con.execute("create table intermediate.int_gpus__dbt_tmp as select 1 as x")
+    con.execute("create table intermediate.int_days as select 1 as day_epoch")
+    con.execute("create view staging.stg_retired as select 1 as x")
+    con.execute("create table main.fct_alerts as select 1 as x")
+    con.close()
+    con = duckdb.connect(str(home / "build" / "history.duckdb"))
+    con.execute("create schema intermediate")
+    con.execute("create table intermediate.int_old_day_model as select 1 as day_epoch")
+    con.close()
+    dbt_build(home, "int_integers")
+    relations = _relations(home / "build" / "warehouse.duckdb")
+    assert relations["intermediate"] == {"int_days", "int_integers"}
+    assert "staging" not in relations or relations["staging"] == set()
+    assert relations["main"] == {"fct_alerts"}
+    assert _relations(home / "build" / "history.duckdb") == {}

@@ -53,22 +53,43 @@
     {%- endif -%}
 {% endmacro %}
 
-{#- on-run-start: day models the project no longer has, dropped from the day models' file so an
-    upgraded home does not keep their history (gigabytes at a thousand GPUs) for nothing:
-    int_sample_intervals became a CTE of int_sample_pieces. -#}
-{% macro drop_retired_day_models() -%}
-    {{ return(adapter.dispatch('drop_retired_day_models')()) }}
+{#- on-run-start: the tables and views of the schemas only this project's models write
+    (`staging`, `intermediate`), in the build warehouse and the day models' file, that no model
+    of the project builds any more, dropped: a model an upgrade removed or renamed
+    (`int_sample_intervals` became a CTE of int_sample_pieces, `int_spend_inputs` became
+    int_spend_line_inputs and int_spend_run_inputs) would otherwise keep its last rows there,
+    and in every published snapshot, with no model to trace them to (and a day model's history
+    is gigabytes at a thousand GPUs); so would a `__dbt_tmp` table a killed build left. The
+    target schema (`main`) is not touched: the forecast and alert steps write tables there. -#}
+{% macro drop_retired_relations() -%}
+    {{ return(adapter.dispatch('drop_retired_relations')()) }}
 {%- endmacro %}
 
-{% macro retired_day_models() -%}{{ return(['int_sample_intervals']) }}{%- endmacro %}
+{#- Spark builds into its own warehouse folder, created after these changes -#}
+{% macro spark__drop_retired_relations() -%}{%- endmacro %}
 
-{#- Spark builds into its own warehouse folder, created after the change -#}
-{% macro spark__drop_retired_day_models() -%}{%- endmacro %}
+{% macro default__drop_retired_relations() -%}{%- endmacro %}
 
-{% macro default__drop_retired_day_models() -%}
+{% macro duckdb__drop_retired_relations() -%}
     {%- if execute -%}
-        {%- for name in retired_day_models() -%}
-            {% do run_query('drop table if exists ' ~ history_database() ~ '.intermediate.' ~ name) %}
+        {%- set built = [] -%}
+        {%- for node in graph.nodes.values()
+            if node.resource_type in ('model', 'seed', 'snapshot') -%}
+            {%- do built.append((node.database ~ '.' ~ node.schema ~ '.' ~ node.alias) | lower) -%}
+        {%- endfor -%}
+        {%- set found = run_query(
+            "select database_name, schema_name, table_name, 'table' from duckdb_tables() "
+            ~ "union all select database_name, schema_name, view_name, 'view' "
+            ~ "from duckdb_views() where not internal order by all") -%}
+        {%- for row in found.rows
+            if row[0] in (target.database, history_database())
+            and row[1] in ('staging', 'intermediate') -%}
+            {%- set name = row[0] ~ '.' ~ row[1] ~ '.' ~ row[2] -%}
+            {%- if name | lower not in built -%}
+                {{ log('dropping ' ~ name ~ ': no model of this project builds it', info=true) }}
+                {% do run_query('drop ' ~ row[3] ~ ' if exists "' ~ row[0] ~ '"."' ~ row[1]
+                    ~ '"."' ~ row[2] ~ '"') %}
+            {%- endif -%}
         {%- endfor -%}
     {%- endif -%}
 {%- endmacro %}
