@@ -18,6 +18,9 @@ at $0 whose share of the fee is $96 x 1 / the block's hours in the bill.
 - October is restated (the fee $120, one more October line: $7 of S3) and landed by an ingest of
   its last day alone; the run of 2026-11-04 (range: November) recomputes from October, `bill
   landed again`: each block hour $30.
+Each delivery also bills an EKS pod on the node (split cost allocation, its last line): October's
+share $3 + $1 unused, November's $2 + $0.50; October restated: $6 + $1 (int_billing__aws_split,
+stored by billing period too).
 Every run's lines equal a full rebuild's of the same landed data.
 """
 
@@ -38,6 +41,8 @@ from ingest.core.landing import write_schema_files
 from ingest.registry import ingest_source
 
 NODE = "i-0p5"
+#: the inventory host of NODE (aws_cur_helpers.one_p5_config)
+HOST = "p5-1"
 ARN = "arn:aws:ec2:us-east-2:111122223333:capacity-reservation/cr-0b10c"
 BLOCK = datetime(2026, 10, 31, 22)
 OCT, NOV = "2026-10", "2026-11"
@@ -57,6 +62,11 @@ MARKS = {
         "x_energy_kwh = -1",
         "x_energy_kwh = -1",
         "x_energy_kwh = null",
+    ),
+    "intermediate.int_billing__aws_split": (
+        "split_public_on_demand_cost = -1",
+        "split_public_on_demand_cost = -1",
+        "split_public_on_demand_cost = null",
     ),
     "main.fct_billing": (
         "x_unattributed = not x_unattributed",
@@ -113,6 +123,24 @@ def _s3(key: str, start: datetime, cost: float) -> dict[str, Any]:
     }
 
 
+def _pod(key: str, start: datetime, split: float, unused: float) -> dict[str, Any]:
+    """An EKS pod's split cost allocation row on the node: its share split + unused cost."""
+    return {
+        "identity_line_item_id": key,
+        "line_item_line_item_type": "Usage",
+        "line_item_usage_start_date": start,
+        "line_item_usage_end_date": start + timedelta(hours=1),
+        "line_item_product_code": "AmazonEKS",
+        "line_item_usage_type": "USE2-EKS-Pod",
+        "line_item_resource_id": "pod-1",
+        "line_item_usage_amount": 1.0,
+        "line_item_unblended_cost": 0.0,
+        "split_line_item_parent_resource_id": NODE,
+        "split_line_item_split_cost": split,
+        "split_line_item_unused_cost": unused,
+    }
+
+
 def _deliver(root: Path, period: str, execution: str, rows: list[dict[str, Any]]) -> None:
     """A CUR 2.0 delivery of `period` (a redelivery replaces the manifest and its data file)."""
     start = datetime.strptime(period + "-01", "%Y-%m-%d")
@@ -161,9 +189,21 @@ class Fleet:
 
     def effective(self) -> dict[str, float]:
         """Each line's effective cost in fct_billing, by `<period>:<line>` (x_line_key is
-        `aws:<source>:<period>:<file>:<line>`)."""
-        rows = self.query('select x_line_key, "EffectiveCost" from main.fct_billing order by 1')
+        `aws:<source>:<period>:<file>:<line>`), the pods' split rows left out (each delivery's
+        last line: the other lines keep their numbers)."""
+        rows = self.query(
+            'select x_line_key, "EffectiveCost" from main.fct_billing '
+            "where x_split_parent_resource_id is null order by 1"
+        )
         return {f"{key.split(':')[2]}:{key.split(':')[-1]}": cost for key, cost in rows}
+
+    def splits(self) -> dict[str, tuple[str, float]]:
+        """Each pod row's node and share of it (split + unused cost), by `<period>:<line>`."""
+        rows = self.query(
+            "select x_line_key, x_host, x_split_cost from main.fct_billing "
+            "where x_split_parent_resource_id is not null order by 1"
+        )
+        return {f"{k.split(':')[2]}:{k.split(':')[-1]}": (host, cost) for k, host, cost in rows}
 
     def lines(self) -> list[tuple]:
         return self.query("select * from intermediate.int_billing_lines order by x_line_key")
@@ -181,22 +221,25 @@ def _by_period(effective: dict[str, float]) -> dict[str, float]:
 def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     fleet = Fleet(tmp_path_factory.mktemp("billing-periods"))
     seen: dict[str, Any] = {}
-    _deliver(fleet.cur, OCT, "o-1", [_fee(96.0), _hour(0), _hour(1)])
+    pod_oct, pod_nov = _pod("podo", BLOCK, 3.0, 1.0), _pod("podn", datetime(2026, 11, 1), 2.0, 0.5)
+    _deliver(fleet.cur, OCT, "o-1", [_fee(96.0), _hour(0), _hour(1), pod_oct])
     fleet.run(date(2026, 10, 31))
     seen["oct31"] = (fleet.choice(), fleet.effective())
-    _deliver(fleet.cur, NOV, "n-1", [_hour(2)])
+    _deliver(fleet.cur, NOV, "n-1", [_hour(2), pod_nov])
     fleet.run(date(2026, 11, 1))
     seen["nov1"] = (fleet.choice(), fleet.effective())
-    _deliver(fleet.cur, NOV, "n-2", [_hour(2), _hour(3)])
+    _deliver(fleet.cur, NOV, "n-2", [_hour(2), _hour(3), pod_nov])
     fleet.run(date(2026, 11, 2))
     seen["nov2"] = (fleet.choice(), fleet.effective())
-    _deliver(fleet.cur, NOV, "n-3", [_hour(2), _hour(3), _s3("s3n", datetime(2026, 11, 2), 5.0)])
+    nov_s3 = _s3("s3n", datetime(2026, 11, 2), 5.0)
+    _deliver(fleet.cur, NOV, "n-3", [_hour(2), _hour(3), nov_s3, pod_nov])
     # October's rows marked in each model, each in a column the model itself computes: a run
     # that rewrites them puts the real values back
     for model, (mark, _, _) in MARKS.items():
         fleet.query(f"update {model} set {mark} where billing_period_epoch = {OCT_EPOCH}")
     fleet.run(date(2026, 11, 3))
     seen["nov3"] = (fleet.choice(), fleet.effective())
+    seen["splits_nov3"] = fleet.splits()
     seen["marked"] = {
         model: fleet.query(
             f"select billing_period_epoch, count(*) from {model} where {marked} group by 1"
@@ -206,10 +249,17 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for model, (_, marked, unmark) in MARKS.items():
         fleet.query(f"update {model} set {unmark} where {marked}")
     # October restated after its close, landed by an ingest of its last day alone
-    _deliver(fleet.cur, OCT, "o-2", [_fee(120.0), _hour(0), _hour(1), _s3("s3o", BLOCK, 7.0)])
+    restated_pod = _pod("podo", BLOCK, 6.0, 1.0)
+    _deliver(
+        fleet.cur,
+        OCT,
+        "o-2",
+        [_fee(120.0), _hour(0), _hour(1), _s3("s3o", BLOCK, 7.0), restated_pod],
+    )
     fleet.ingest(date(2026, 10, 31))
     fleet.run(date(2026, 11, 4))
     seen["nov4"] = (fleet.choice(), fleet.effective())
+    seen["splits_nov4"] = fleet.splits()
     seen["lines"] = fleet.lines()
     dbt_build(fleet.home, SELECT, exclude="test_type:singular", full_refresh=True)
     seen["full"] = (fleet.choice(), fleet.lines())
@@ -255,8 +305,19 @@ def test_block_hours_share_the_fee_across_the_two_periods(history: dict[str, Any
 
 
 def test_a_period_not_recomputed_keeps_its_rows(history: dict[str, Any]) -> None:
-    # October's three lines kept the marks put on them before the run of 2026-11-03
-    assert history["marked"] == {model: [(OCT_EPOCH, 3)] for model in MARKS}
+    # October's four lines (the pod's split row among them) kept the marks put on them before
+    # the run of 2026-11-03; the split model holds the pod's row alone
+    split = "intermediate.int_billing__aws_split"
+    expected = {model: [(OCT_EPOCH, 1 if model == split else 4)] for model in MARKS}
+    assert history["marked"] == expected
+
+
+def test_pod_shares_follow_their_period(history: dict[str, Any]) -> None:
+    # October's pod: $3 split + $1 unused of the node; November's $2 + $0.50. October restated
+    # ($6 + $1) and landed again: the run of 2026-11-04 recomputes its split row
+    # (on the inventory node whose resource is the pods' parent instance, NODE)
+    assert history["splits_nov3"] == {f"{OCT}:4": (HOST, 4.0), f"{NOV}:4": (HOST, 2.5)}
+    assert history["splits_nov4"] == {f"{OCT}:5": (HOST, 7.0), f"{NOV}:4": (HOST, 2.5)}
 
 
 def test_incremental_lines_equal_a_full_rebuild(history: dict[str, Any]) -> None:
