@@ -3,9 +3,9 @@
 -- carry or whose `cloud_account` is the line's SubAccountId, else `unattributed`. Lines of GPU
 -- nodes are split by their runs instead (int_node_day_team_shares).
 -- Stored by billing period in the build warehouse (`incremental_published_by_day`) from the
--- period the bill lines recomputed from (the first period: {{ ref('int_billing_lines_recompute_from') }}):
--- a line's team depends on the line and the config's team rules only (a config change rebuilds
--- every model), so a line of an earlier period keeps the row the last build stored.
+-- period the bill lines recomputed from: a line's team depends on the line and the config's
+-- team rules only (a config change rebuilds every model), so a line of an earlier period keeps
+-- the row the last build stored (the first period: {{ ref('int_billing_lines_recompute_from') }}).
 {{ incremental_published_by_day(
     day_column='billing_period_epoch', to_last_day='int_billing_lines_recompute_from'
 ) }}
