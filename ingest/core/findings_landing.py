@@ -23,6 +23,7 @@ from ingest.core.findings import IngestFinding, quarantine_findings
 from ingest.core.landing import (
     QUARANTINE_TABLE,
     land,
+    landed_partitions,
     partition_day,
     partition_dir,
     polars_schema,
@@ -128,8 +129,10 @@ def add_ingest_findings(
         return None
     run_at = datetime.now(UTC)
     frame = findings_frame(items, source=source, run_id=run_id, run_at=run_at)
-    today = partition_dir(home, INGEST_FINDINGS_TABLE, source, f"date={run_at.date()}")
-    landed = sorted(today.parent.glob("date=*/*.parquet"))
+    landed = [
+        partition_dir(home, INGEST_FINDINGS_TABLE, source, p) / "part-0.parquet"
+        for p in landed_partitions(home, INGEST_FINDINGS_TABLE, source)
+    ]
     if landed:
         earlier = pl.concat([pl.read_parquet(f) for f in landed], how="diagonal_relaxed")
         earlier = earlier.filter(pl.col("run_id") == run_id).select(frame.columns)
