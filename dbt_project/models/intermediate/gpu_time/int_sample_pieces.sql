@@ -146,12 +146,6 @@ intervals as (
 
 ),
 
-offsets as (
-
-    select * from {{ ref('int_hour_offsets') }}
-
-),
-
 gpus as (
 
     select * from {{ ref('int_gpus') }}
@@ -205,11 +199,7 @@ hour_spans as (
 
     -- the hour offsets 0..k of an interval that reaches k hours past its first, for every k an
     -- interval can have: cut at midnight above, an interval lies within one day (k < 24)
-    select spans.n as span, offsets.n
-    from offsets as spans
-    inner join offsets
-        on offsets.n <= spans.n
-    where spans.n < 24
+    select * from {{ ref('int_hour_spans') }}
 
 ),
 
