@@ -266,8 +266,10 @@ def prepare(df: FrameT, table: str) -> FrameT:
         )
     if table in SERIES:
         time_col, keys = SERIES[table]
-        # later than the previous row of the series (one window over the series, not two)
-        step = pl.col(time_col).diff().over(list(keys))
+        # later than the previous row of the series (one window over the series, not two),
+        # the series told apart by the text columns' categorical codes (`read_partition`),
+        # one to one with their values: 0.9 instead of 1.5 CPU s for a day of 1,024 GPUs
+        step = pl.col(time_col).diff().over([pl.col(k).to_physical() for k in keys])
         df = df.with_columns((step > pl.duration(microseconds=0)).fill_null(True).alias(MONOTONIC))
     return df
 

@@ -106,6 +106,27 @@ def test_dcgm_ranges_by_metric_and_monotonic_series() -> None:
         ("x_time_increasing", "expect_column_values_to_be_in_set"),
     ]
 
+    # a large landed partition's text is read as categoricals for the polars route
+    # (ingest/core/quality.py, `read_partition`): the same failures; and a second GPU's series
+    # interleaved with the first, 10 s earlier at every scrape, is increasing on its own
+    def categorical(df: pl.DataFrame) -> pl.DataFrame:
+        return df.with_columns(pl.col(pl.String).cast(pl.Categorical))
+
+    cat_bad = prepare(categorical(frame(bad_rows)), "dcgm_samples")
+    cat_result = validate_frame(cat_bad, "dcgm_samples", "date=2026-10-02", route="polars")
+    assert failures(cat_result) == failures(bad)
+    one = frame([]).with_columns(order=2 * pl.col("x_line_number"))
+    two = one.with_columns(
+        uuid=pl.lit("GPU-2"),
+        time=pl.col("time") - timedelta(seconds=10),
+        order=pl.col("order") + 1,
+    )
+    interleaved = categorical(pl.concat([one, two]).sort("order").drop("order"))
+    both = validate_frame(
+        prepare(interleaved, "dcgm_samples"), "dcgm_samples", "date=2026-10-02", route="polars"
+    )
+    assert both.passed, both.summary()
+
 
 def test_meter_kinds_and_quarantine_counts(tmp_path: Path) -> None:
     csv = (
