@@ -204,9 +204,12 @@ def parse_long(
         node_label,
         labels_json="_labels_json" if json_col else None,
     )
-    frame = frame.join(resolved, on="_sid", how="left", maintain_order="left").drop("_sid")
-    bad_series = frame.filter(pl.col("reject").is_not_null())
-    if bad_series.height:
+    # the rows of rejected label sets go to quarantine (found on the few sets, so the common
+    # file, with none, is not filtered); every other row takes its set's labels by its number
+    bad_sets = resolved.filter(pl.col("reject").is_not_null())
+    if bad_sets.height:
+        is_bad = pl.col("_sid").is_in(bad_sets["_sid"].implode())
+        bad_series = frame.filter(is_bad).join(bad_sets, on="_sid", maintain_order="left")
         rejected.append(
             quarantine_from(
                 with_raw(bad_series).with_columns(
@@ -216,7 +219,12 @@ def parse_long(
                 pl.col("raw"),
             )
         )
-    rows = finish_rows(frame.filter(pl.col("reject").is_null()), source=source, file=file)
+        frame = frame.filter(~is_bad)
+    labels = resolved.sort("_sid")
+    if not labels["_sid"].equals(raw_series["_sid"]):  # a row per set, numbered 0 .. n - 1
+        raise IngestError("label sets resolved out of step with the file's rows", file=file)
+    labels = labels.drop("_sid", "reject")
+    rows = finish_rows(frame.hstack(labels[frame["_sid"]].get_columns()), source=source, file=file)
     quarantine = pl.concat(rejected).sort("x_line_number") if rejected else empty_quarantine()
     return ReadResult(rows, quarantine, sentinels_dropped=int(sentinels), files=[file])
 

@@ -365,19 +365,21 @@ def test_long_labels_are_cleaned_per_label_set_and_kept_per_row() -> None:
     """A long export's labels are trimmed and merged once per distinct label set: rows whose
     raw labels differ only by spaces or by which alias column holds the host land with the
     same labels, each row keeping its own time, value and line; a set with no host is
-    quarantined on every one of its rows."""
+    quarantined on every one of its rows, and the rows after it keep their own sets' labels."""
     from ingest.telemetry.dcgm_long import parse_long
 
     df = pl.DataFrame(
         {
-            "timestamp": ["2026-10-02T00:00:00Z"] * 3 + ["2026-10-02T00:01:00Z"] * 2,
-            "Hostname": ["n1", " n1 ", "", "n1", ""],
-            "hostname": [None, None, "n1", None, ""],
-            "gpu": [" 0", "0", "0", "0", "1"],
-            "uuid": ["GPU-a", "GPU-a", "GPU-a ", "GPU-a", "GPU-b"],
+            "timestamp": ["2026-10-02T00:00:00Z"] * 3
+            + ["2026-10-02T00:01:00Z"] * 2
+            + ["2026-10-02T00:02:00Z"],
+            "Hostname": ["n1", " n1 ", "", "n1", "", "n2"],
+            "hostname": [None, None, "n1", None, "", None],
+            "gpu": [" 0", "0", "0", "0", "1", "3"],
+            "uuid": ["GPU-a", "GPU-a", "GPU-a ", "GPU-a", "GPU-b", "GPU-c"],
             "metric": ["DCGM_FI_DEV_GPU_UTIL", " DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_POWER_USAGE"]
-            + ["DCGM_FI_DEV_GPU_UTIL"] * 2,
-            "value": ["10", "20", "300", "40", "50"],
+            + ["DCGM_FI_DEV_GPU_UTIL"] * 3,
+            "value": ["10", "20", "300", "40", "50", "60"],
         }
     )
     res = parse_long(df, source="s", file="f.csv", first_line=2)
@@ -386,6 +388,8 @@ def test_long_labels_are_cleaned_per_label_set_and_kept_per_row() -> None:
         (3, "n1", 0, "GPU-a", "DCGM_FI_DEV_GPU_UTIL", 20.0),
         (4, "n1", 0, "GPU-a", "DCGM_FI_DEV_POWER_USAGE", 300.0),
         (5, "n1", 0, "GPU-a", "DCGM_FI_DEV_GPU_UTIL", 40.0),
+        # after the rejected row, a set of its own keeps its labels
+        (7, "n2", 3, "GPU-c", "DCGM_FI_DEV_GPU_UTIL", 60.0),
     ]
     assert res.quarantine.select("x_line_number", "reason").rows() == [
         (6, "no host label (Hostname/hostname)")
