@@ -157,16 +157,19 @@ def _reason(rules: list[tuple[pl.Expr, pl.Expr]]) -> pl.Expr:
 def _with_memory(rows: pl.DataFrame) -> pl.DataFrame:
     """Add `_fb_total` (MiB) and `_fb_from` to the FB_USED rows: the GPU's memory as the
     same GPU's FB_TOTAL at the same time says (`_fb_from` = FB_TOTAL), else as its model name
-    says (`_fb_from` = "modelName"; read once per model name, not per row)."""
-    models = rows.select(pl.col("model_name").unique()).with_columns(
+    says (`_fb_from` = "modelName"; read once per model name and looked up per row, not
+    joined: a join gathered every column of the file again)."""
+    models = rows.select(pl.col("model_name").unique().drop_nulls()).with_columns(
         _gb=pl.col("model_name").str.extract(r"(?i)(\d+)\s*GB", 1).cast(pl.Float64, strict=False)
     )
-    rows = rows.join(models, on="model_name", how="left", nulls_equal=True, maintain_order="left")
+    gb = pl.col("model_name").replace_strict(
+        models["model_name"], models["_gb"], default=None, return_dtype=pl.Float64
+    )
     is_used = pl.col("metric") == FB_USED
     rows = rows.with_columns(
-        _fb_total=pl.when(is_used).then(pl.col("_gb") * MIB_PER_GB),
+        _fb_total=pl.when(is_used).then(gb * MIB_PER_GB),
         _fb_from=pl.when(is_used).then(pl.lit("modelName")),
-    ).drop("_gb")
+    )
     totals = rows.filter(pl.col("metric") == FB_TOTAL)
     if totals.height == 0:
         return rows
