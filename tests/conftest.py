@@ -16,6 +16,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from fleetledger.generator import generate
@@ -251,3 +252,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if builds or WAREHOUSE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.warehouse)
+
+
+@pytest.fixture(params=["hashes", "every-row-one-hash"])
+def row_hashes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Polars' row hashes as they are, then every row forced onto one hash: code that groups
+    rows by `DataFrame.hash_rows` (the duplicate filter, a long export's label sets) must give
+    the same result either way, a hash only saying where to look."""
+    if request.param == "every-row-one-hash":
+        monkeypatch.setattr(
+            pl.DataFrame,
+            "hash_rows",
+            lambda self, *a, **k: pl.Series([7] * self.height, dtype=pl.UInt64),
+        )
+    return str(request.param)

@@ -6,7 +6,6 @@ numbers are the same."""
 from __future__ import annotations
 
 import polars as pl
-import pytest
 
 from ingest.telemetry.dcgm_long import label_sets
 
@@ -22,16 +21,7 @@ ROWS = pl.DataFrame(
 )
 
 
-@pytest.mark.parametrize("collide", [False, True], ids=["hashes", "every-row-one-hash"])
-def test_label_sets_numbered_in_first_seen_order(
-    collide: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if collide:
-        monkeypatch.setattr(
-            pl.DataFrame,
-            "hash_rows",
-            lambda self, *a, **k: pl.Series([7] * self.height, dtype=pl.UInt64),
-        )
+def test_label_sets_numbered_in_first_seen_order(row_hashes: str) -> None:
     sets, sid = label_sets(ROWS, KEYS)
     # a null job is a set of its own, apart from job 17 on the same GPU
     assert sets.rows() == [
