@@ -26,7 +26,13 @@ from ingest.core.common import ReadResult, parse_utc, quarantine_from, read_byte
 from ingest.core.errors import IngestError
 from ingest.core.landing import empty_frame, empty_quarantine
 from ingest.core.text import quarantine_invalid_lines
-from ingest.telemetry.dcgm_labels import TABLE, finish_rows, is_sentinel, resolve_frame
+from ingest.telemetry.dcgm_labels import (
+    TABLE,
+    finish_rows,
+    is_sentinel,
+    label_sets,
+    resolve_frame,
+)
 
 _TIME = ("timestamp", "time", "ts", "sampled_at")
 _METRIC = ("metric", "__name__", "metric_name", "name", "field")
@@ -95,26 +101,6 @@ def _values(col: pl.Series) -> pl.Series:
     if col.dtype.is_numeric():
         return col.cast(pl.Float64)
     return col.cast(pl.String).str.strip_chars().cast(pl.Float64, strict=False)
-
-
-def label_sets(df: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.Series]:
-    """The distinct label sets of `df` (its `keys` columns, in first-seen order, numbered `_sid`)
-    and each row's `_sid`. Found by a hash of the keys, then checked exactly: every row's keys
-    must equal those of the set it was given. Should two sets ever share a hash, the check fails
-    and the sets are found by their values (a file's 115 k rows: about 8 ms instead of 16)."""
-    k = df.select(keys)
-    h = k.hash_rows()
-    first = h.is_first_distinct()
-    sets = k.filter(first).with_row_index("_sid")
-    lookup = pl.DataFrame({"_h": h.filter(first), "_sid": sets["_sid"]})
-    sid = pl.DataFrame({"_h": h}).join(lookup, on="_h", how="left", maintain_order="left")["_sid"]
-    given = sets.drop("_sid")[sid]
-    same = k.select(pl.all_horizontal([pl.col(c).eq_missing(given[c]) for c in keys]))
-    if same.to_series().all():
-        return sets, sid
-    sets = k.unique(maintain_order=True).with_row_index("_sid")
-    sid = k.join(sets, on=keys, how="left", nulls_equal=True, maintain_order="left")["_sid"]
-    return sets, sid
 
 
 def parse_long(

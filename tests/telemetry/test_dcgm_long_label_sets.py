@@ -1,4 +1,4 @@
-"""A long export's label sets (ingest/telemetry/dcgm_long.py, `label_sets`): each distinct
+"""A long export's label sets (ingest/telemetry/dcgm_labels.py, `label_sets`): each distinct
 combination of the label columns, numbered in first-seen order, and every row's number. The
 hash that finds them is checked row by row: with every row forced onto one hash, the sets and
 numbers are the same."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ingest.telemetry.dcgm_long import label_sets
+from ingest.telemetry.dcgm_labels import label_sets
 
 KEYS = ["metric", "hostname", "gpu", "hpc_job"]
 ROWS = pl.DataFrame(
