@@ -5,7 +5,8 @@
 -- costs and its idle cost), or the first day before it of a bill line or a run that differs from
 -- those the last build read (int_spend_line_inputs, int_spend_run_inputs: a CUR redelivery
 -- restating its month, a late or removed line, a line's new tags, a run's team, kind or user a
--- later sacct changed); null for every hour. `reason` says which. Built before the spend models and their tests, which read it.
+-- later sacct changed); null for every hour. `reason` says which. Built before the spend
+-- models and their tests, which read it.
 -- A full build compares nothing (the last build's copy may have other columns).
 -- depends_on: {{ ref('int_run_gpu_hour_costs') }}
 -- Of the bill lines, only those of the billing periods the bill lines recomputed are compared
