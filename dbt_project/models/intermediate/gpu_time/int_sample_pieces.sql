@@ -174,11 +174,14 @@ node_means as (
         avg(samples.utilization) as node_mean_utilization
     from {{ ref('int_gpu_samples') }} as samples
     where samples.mig_instance = '' and not samples.is_labelled
-        -- the recomputed days' samples and the carried-in ones (the intervals' samples)
+        -- the recomputed days' samples and the carried-in ones (the intervals' samples), and
+        -- none after them: a full build in batches of days would otherwise average every
+        -- later day's samples again in each batch
         and samples.t >= least(
             {{ first_recomputed_epoch() }},
             coalesce((select min(t) from carried_in), {{ first_recomputed_epoch() }})
         )
+        and samples.t < {{ after_recomputed_epoch() }}
     group by samples.host, samples.t
 
 ),
