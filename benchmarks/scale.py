@@ -105,12 +105,7 @@ def _gib(n: int | None) -> str:
 
 
 #: run in a child process, so that the benchmark's own process imports nothing the run would
-_PARSE_IF_CHANGED = (
-    "from orchestration.dbt import _dbt_project, dbt_project, dbt_project_dir, manifest_is_stale\n"
-    "stale = manifest_is_stale(_dbt_project(dbt_project_dir()))\n"
-    "dbt_project()\n"
-    "print(int(stale))"
-)
+_PARSE_IF_CHANGED = "from orchestration.dbt import parse_if_changed\nprint(int(parse_if_changed()))"
 
 
 def dbt_project_changed(home: Path) -> bool:
