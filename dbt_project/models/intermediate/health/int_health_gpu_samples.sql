@@ -39,12 +39,30 @@ carried_in as (
 
 ),
 
+cadence as (
+
+    -- a GPU's samples of a day stay valid as long as its device series' that day
+    -- (int_gpu_series_cadence)
+    select gpu_uuid, day_epoch, max(stale_after_seconds) as stale_after
+    from {{ ref('int_gpu_series_cadence') }}
+    where {{ in_recomputed_days('day_epoch', days_before=1) }}
+    group by gpu_uuid, day_epoch
+
+),
+
 next_after as (
 
-    -- per GPU, the first sample after the rewritten days: where the last rewritten one ends
+    -- per GPU, the first sample after the rewritten days: where the last rewritten one ends,
+    -- when that is sooner than its staleness. So only samples within the longest staleness
+    -- of the rewritten days can matter (a later one leaves the sample valid for its
+    -- staleness, as none does); without that bound a full build in batches of days read
+    -- every later day's samples again in each batch
     select gpu_uuid, min(t) as t
     from {{ ref('int_gpu_samples') }}
-    where mig_instance = '' and t >= {{ after_recomputed_epoch() }}
+    where mig_instance = ''
+        and t >= {{ after_recomputed_epoch() }}
+        and t < {{ after_recomputed_epoch() }}
+            + (select coalesce(max(stale_after), 0) from cadence)
     group by gpu_uuid
 
 ),
@@ -103,17 +121,6 @@ health_fields as (
         cast(null as double) as row_remap_failure,
         false as exports_xid_count
     from carried_in
-
-),
-
-cadence as (
-
-    -- a GPU's samples of a day stay valid as long as its device series' that day
-    -- (int_gpu_series_cadence)
-    select gpu_uuid, day_epoch, max(stale_after_seconds) as stale_after
-    from {{ ref('int_gpu_series_cadence') }}
-    where {{ in_recomputed_days('day_epoch', days_before=1) }}
-    group by gpu_uuid, day_epoch
 
 ),
 
