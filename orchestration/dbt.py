@@ -170,27 +170,27 @@ def dbt_project(project_dir: Path | None = None) -> DbtProject | None:
     """The dbt project with a parsed manifest, or None while the project does not exist.
 
     `dbt parse` runs when `target/manifest.json` is missing or older than any file of the
-    project, so the asset graph always matches the models on disk."""
+    project (`parse_if_changed`), so the asset graph always matches the models on disk."""
     project_dir = project_dir or dbt_project_dir()
     if not (project_dir / "dbt_project.yml").exists():
         return None
-    project = _dbt_project(project_dir)
-    if manifest_is_stale(project):
-        home = Path(os.environ.get("FLEETLEDGER_HOME", "./data")).resolve()
-        with fleetledger_home_env(home):
-            _prepare(project)
-    return project
+    parse_if_changed(project_dir)
+    return _dbt_project(project_dir)
 
 
 def parse_if_changed(project_dir: Path | None = None) -> bool:
-    """`dbt_project`: parse the project when its manifest is missing or older than a file of
-    it; whether it did (the scale benchmark parses before its timed run)."""
+    """Parse the project when its manifest is missing or older than a file of it; whether it
+    did (the scale benchmark parses before its timed run). False without a project."""
     project_dir = project_dir or dbt_project_dir()
     if not (project_dir / "dbt_project.yml").exists():
         return False
-    stale = manifest_is_stale(_dbt_project(project_dir))
-    dbt_project(project_dir)
-    return stale
+    project = _dbt_project(project_dir)
+    if not manifest_is_stale(project):
+        return False
+    home = Path(os.environ.get("FLEETLEDGER_HOME", "./data")).resolve()
+    with fleetledger_home_env(home):
+        _prepare(project)
+    return True
 
 
 def dbt_executable() -> str:
