@@ -8,7 +8,8 @@
 -- depend only on that day's samples and the last sample before it (int_gpu_last_samples). A
 -- day's last sample covers at most to midnight in that day's rows, whatever follows: the rest
 -- is the next day's (its first rows: the carried-in sample, from midnight). Samples that cover
--- nothing are left out.
+-- nothing are left out. `t` is the covering sample's time: int_run_gpu_hours classifies the
+-- pieces of runs mapped `estimated` by the node's mean utilisation at that scrape.
 --
 -- Stored by day: a run recomputes the days of its range (macros/incremental.sql).
 {{ incremental_by_day(day_batches=true) }}
@@ -164,28 +165,6 @@ window_bounds as (
 
 ),
 
-node_means as (
-
-    -- the signal of runs mapped `estimated`: the mean utilisation, at each scrape, of the node's
-    -- GPUs that better evidence leaves free (no job or pod label on the sample)
-    select
-        samples.host,
-        samples.t,
-        avg(samples.utilization) as node_mean_utilization
-    from {{ ref('int_gpu_samples') }} as samples
-    where samples.mig_instance = '' and not samples.is_labelled
-        -- the recomputed days' samples and the carried-in ones (the intervals' samples), and
-        -- none after them: a full build in batches of days would otherwise average every
-        -- later day's samples again in each batch
-        and samples.t >= least(
-            {{ first_recomputed_epoch() }},
-            coalesce((select min(t) from carried_in), {{ first_recomputed_epoch() }})
-        )
-        and samples.t < {{ after_recomputed_epoch() }}
-    group by samples.host, samples.t
-
-),
-
 clipped as (
 
     -- spread from the start of the accounted window (a sample before it covers into it)
@@ -235,6 +214,7 @@ final as (
         spread.gpu_uuid,
         spread.mig_instance,
         spread.host,
+        spread.t,
         spread.day_epoch,
         spread.hour_epoch,
         greatest(spread.spread_from, spread.hour_epoch) as piece_start,
@@ -248,16 +228,8 @@ final as (
         -- a held sample without a utilisation value counts busy, like an unobserved second
         not spread.is_fatal_xid
             and coalesce(spread.utilization >= settings.idle_threshold, true)
-            as is_busy,
-        not spread.is_fatal_xid
-            and coalesce(
-                coalesce(node_means.node_mean_utilization, spread.utilization)
-                >= settings.idle_threshold,
-                true
-            ) as is_node_busy
+            as is_busy
     from spread
-    left join node_means
-        on node_means.host = spread.host and node_means.t = spread.t
     left join gpus
         on gpus.gpu_uuid = spread.gpu_uuid
     left join settings

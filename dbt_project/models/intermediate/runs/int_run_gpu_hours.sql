@@ -54,7 +54,7 @@ holding_hours as (
 
 ),
 
-piece_overlaps as (
+held_pieces as (
 
     select
         holding_hours.run_id,
@@ -63,12 +63,12 @@ piece_overlaps as (
         holding_hours.hour_epoch,
         holding_hours.hs,
         holding_hours.share,
+        holding_hours.mapping,
+        pieces.host,
+        pieces.t,
+        pieces.utilization,
         pieces.is_fatal_xid,
-        -- exact mappings use the unit's own utilisation, estimated ones the node's mean
-        case
-            when holding_hours.mapping = 'estimated' then pieces.is_node_busy
-            else pieces.is_busy
-        end as is_busy,
+        pieces.is_busy,
         pieces.power_w,
         least(pieces.piece_end, holding_hours.he) - greatest(pieces.piece_start, holding_hours.hs)
             as seconds
@@ -79,6 +79,85 @@ piece_overlaps as (
         and pieces.hour_epoch = holding_hours.hour_epoch
         and pieces.piece_start < holding_hours.he
         and pieces.piece_end > holding_hours.hs
+
+),
+
+estimated_scrapes as (
+
+    -- the scrapes whose samples cover what runs mapped `estimated` hold
+    select distinct host, t
+    from held_pieces
+    where mapping = 'estimated' and not is_fatal_xid
+
+),
+
+node_means as (
+
+    -- the signal of runs mapped `estimated`: the mean utilisation, at each of those scrapes, of
+    -- the node's GPUs that better evidence leaves free (no job or pod label on the sample).
+    -- Only at those scrapes: a fleet whose exporter labels every job reads no sample here
+    select
+        samples.host,
+        samples.t,
+        avg(samples.utilization) as node_mean_utilization
+    from {{ ref('int_gpu_samples') }} as samples
+    inner join estimated_scrapes
+        on estimated_scrapes.host = samples.host
+        and estimated_scrapes.t = samples.t
+    where samples.mig_instance = '' and not samples.is_labelled
+        and samples.t >= (select min(t) from estimated_scrapes)
+        and samples.t <= (select max(t) from estimated_scrapes)
+    group by samples.host, samples.t
+
+),
+
+gpus as (
+
+    select * from {{ ref('int_gpus') }}
+
+),
+
+settings as (
+
+    select * from {{ ref('stg_config__settings') }}
+
+),
+
+piece_overlaps as (
+
+    -- exact mappings: the unit's own utilisation
+    select
+        run_id, gpu_uuid, mig_instance, hour_epoch, hs, share, is_fatal_xid, is_busy, power_w,
+        seconds
+    from held_pieces
+    where mapping <> 'estimated'
+    union all
+    -- estimated ones: the node's mean (a scrape without free GPUs: the unit's own)
+    select
+        held_pieces.run_id,
+        held_pieces.gpu_uuid,
+        held_pieces.mig_instance,
+        held_pieces.hour_epoch,
+        held_pieces.hs,
+        held_pieces.share,
+        held_pieces.is_fatal_xid,
+        not held_pieces.is_fatal_xid
+            and coalesce(
+                coalesce(node_means.node_mean_utilization, held_pieces.utilization)
+                >= settings.idle_threshold,
+                true
+            ) as is_busy,
+        held_pieces.power_w,
+        held_pieces.seconds
+    from held_pieces
+    left join node_means
+        on node_means.host = held_pieces.host
+        and node_means.t = held_pieces.t
+    left join gpus
+        on gpus.gpu_uuid = held_pieces.gpu_uuid
+    left join settings
+        on settings.site = gpus.site
+    where held_pieces.mapping = 'estimated'
 
 ),
 
