@@ -95,7 +95,9 @@ node_means as (
 
     -- the signal of runs mapped `estimated`: the mean utilisation, at each of those scrapes, of
     -- the node's GPUs that better evidence leaves free (no job or pod label on the sample).
-    -- Only at those scrapes: a fleet whose exporter labels every job reads no sample here
+    -- Only at those scrapes, and only between the first and the last of them: DuckDB skips
+    -- every stored day outside (no scrape: nothing, so a fleet whose exporter labels every
+    -- job reads no sample here; a bound of null would leave the whole history to be read)
     select
         samples.host,
         samples.t,
@@ -105,8 +107,8 @@ node_means as (
         on estimated_scrapes.host = samples.host
         and estimated_scrapes.t = samples.t
     where samples.mig_instance = '' and not samples.is_labelled
-        and samples.t >= (select min(t) from estimated_scrapes)
-        and samples.t <= (select max(t) from estimated_scrapes)
+        and samples.t >= coalesce((select min(t) from estimated_scrapes), 1e18)
+        and samples.t <= coalesce((select max(t) from estimated_scrapes), -1e18)
     group by samples.host, samples.t
 
 ),
