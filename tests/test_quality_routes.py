@@ -19,7 +19,7 @@ from ingest.core.quality import (
     suite_for,
     validate_frame,
 )
-from ingest.core.quality_landed import prepare, validate_landed
+from ingest.core.quality_landed import landed_columns_read, prepare, validate_landed
 from ingest.registry import ingest_source
 from ingest.scheduler.slurm import read_sacct
 from ingest.telemetry.power import read_power
@@ -265,4 +265,43 @@ def test_large_partitions_take_the_polars_route(
         ("host", "expect_column_values_to_not_be_null"): "1 rows (4.55 %)",
         ("value_percent_metrics", "expect_column_values_to_be_between"): "1 rows (16.7 %)",
         ("x_time_increasing", "expect_column_values_to_be_in_set"): "1 rows (4.55 %)",
+    }
+
+
+def test_columns_no_rule_reads_are_checked_on_the_files_schema(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The polars route reads the values of the columns the rules read only; the others are
+    still checked as the file has them: a mistyped one fails its type rule, a missing one its
+    existence rule, as Great Expectations finds over the whole file."""
+    monkeypatch.setenv("FLEETLEDGER_QUALITY_GX_MAX_ROWS", "10")
+    read = landed_columns_read("dcgm_samples", DAY)
+    assert {"model_name", "container"} - read == {"model_name", "container"}
+    assert {"time", "host", "gpu", "uuid", "metric", "value", "hpc_job"} <= read
+    late = T0 + timedelta(minutes=10)
+    rows = [*GOOD, {"time": late, "host": None, "metric": "DCGM_FI_DEV_GPU_UTIL", "value": 101.0}]
+    frame = (
+        _dcgm([{**r, "line": r.get("line", 99)} for r in rows])
+        .with_columns(pl.lit(7, dtype=pl.Int64).alias("model_name"))
+        .drop("container")
+    )
+    path = tmp_path / "raw/dcgm_samples/s" / DAY / "part-0.parquet"
+    path.parent.mkdir(parents=True)
+    frame.write_parquet(path)
+    landed = validate_landed(tmp_path, "dcgm_samples", "s", DAY)
+    gx = validate_frame(
+        prepare(pl.read_parquet(path), "dcgm_samples"), "dcgm_samples", DAY, route="gx"
+    )
+    assert (
+        sorted(counts(landed))
+        == sorted(counts(gx))
+        == [
+            ("container", "expect_column_to_exist"),
+            ("host", "expect_column_values_to_not_be_null"),
+            ("model_name", "expect_column_values_to_be_of_type"),
+            ("value_percent_metrics", "expect_column_values_to_be_between"),
+        ]
+    )
+    assert {k: v for k, v in counts(landed).items() if "rows" in v} == {
+        k: v for k, v in counts(gx).items() if "rows" in v
     }

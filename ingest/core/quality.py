@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -462,14 +462,38 @@ def validate_partition(home: Path, table: str, source: str, partition: str) -> Q
     return validate_frame(read_partition(path, suite_for(table)), table, partition, source=source)
 
 
-def read_partition(path: Path, suite: Suite) -> pl.DataFrame:
-    """A landed partition file, read whole. For the polars route its text columns are read as
+def read_partition(path: Path, suite: Suite, read: Collection[str] | None = None) -> pl.DataFrame:
+    """A landed partition file. For the polars route its text columns are read as
     categoricals, in batches (polars' streaming engine): a day of DCGM samples then holds about
     a fifth of the memory, and the rules read the same values (a null stays null; a value set,
-    a uniqueness and the samples of a failure compare the text)."""
+    a uniqueness and the samples of a failure compare the text).
+
+    `read`: the columns the suite's rules read values of (`rule_columns`); on the polars route
+    every other column of the file is a column of nulls of the file's own type, so that the
+    rules on the schema (a column exists, its type) still see the file as it is, without its
+    values being read (a day of DCGM samples: 1.8 instead of 2.2 CPU s). None: every column."""
     import pyarrow.parquet as pq
 
     if pick_route(suite, pq.read_metadata(path).num_rows) == "gx":
         return pl.read_parquet(path)
-    scan = pl.scan_parquet(path).with_columns(pl.col(pl.String).cast(pl.Categorical))
+    scan = pl.scan_parquet(path)
+    if read is not None:
+        schema = scan.collect_schema()
+        scan = scan.select(
+            pl.col(c) if c in read else pl.lit(None, dtype=t).alias(c) for c, t in schema.items()
+        )
+    scan = scan.with_columns(pl.col(pl.String).cast(pl.Categorical))
     return scan.collect(engine="streaming")
+
+
+def rule_columns(suite: Suite, partition: str | None) -> set[str]:
+    """The columns the suite's rules read values of: every expectation's but those on the
+    schema (a column exists, its type)."""
+    out: set[str] = set()
+    for e in expectation_specs(suite, partition):
+        if e.type in ("expect_column_to_exist", "expect_column_values_to_be_of_type"):
+            continue
+        k = e.kwargs
+        out.update(k.get("column_list") or ())
+        out.update(k[key] for key in ("column", "column_A", "column_B") if k.get(key))
+    return out

@@ -38,6 +38,7 @@ from ingest.core.quality import (
     partition_file,
     read_partition,
     register_suite,
+    rule_columns,
     suite_for,
     validate_frame,
 )
@@ -274,12 +275,29 @@ def prepare(df: FrameT, table: str) -> FrameT:
     return df
 
 
+#: the landed columns `prepare` derives rule columns from, besides the series' keys and time
+PREPARE_READS: dict[str, tuple[str, ...]] = {
+    "dcgm_samples": ("metric", "value"),
+    "inference_samples": ("metric", "value"),
+}
+
+
+def landed_columns_read(table: str, partition: str | None) -> set[str]:
+    """The columns of a landed partition whose values the checks read: the suite's rules' and
+    what `prepare` derives its columns from (the others are checked on the schema only)."""
+    read = rule_columns(suite_for(table), partition) | set(PREPARE_READS.get(table, ()))
+    if table in SERIES:
+        time_col, keys = SERIES[table]
+        read |= {time_col, *keys}
+    return read
+
+
 def validate_landed(home: Path, table: str, source: str, partition: str) -> QualityResult:
     """Validate the landed partition `raw/<table>/<source>/<partition>/` against its suite
     (after adding the monotonic-time flag where the table has series)."""
     path = partition_file(home, table, source, partition)
     if path.exists():
-        df = read_partition(path, suite_for(table))
+        df = read_partition(path, suite_for(table), landed_columns_read(table, partition))
     else:
         df = pl.DataFrame(schema=_empty_schema(table))
     return validate_frame(prepare(df, table), table, partition, source=source)
