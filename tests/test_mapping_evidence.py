@@ -8,9 +8,15 @@ differ, and this test prints by how much (see docs/metrics.md, "Run to GPU mappi
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import duckdb
+import pytest
+from conftest import FLEET_DAYS, FLEET_SEED, FLEET_START
+
+from fleetledger.generator import generate
+from fleetledger.pipeline import run_pipeline
 
 
 def _q(home: Path, sql: str) -> list[tuple]:
@@ -63,3 +69,40 @@ def test_runs_and_node_days_agree_without_labels(
         f"over {len(estimated)} runs (labelled allocated-idle total {total_idle:.2f} GPU-hours)"
     )
     assert split_diff > 0, "the estimated split should differ somewhere on this fleet"
+
+
+RUN_HOURS = """
+    select run_id, gpu_uuid, mig_instance, cast(hour as varchar), mapping, held_seconds,
+           busy_seconds, allocated_idle_seconds, down_seconds, unobserved_seconds, cost
+    from fct_run_gpu_hours
+"""
+
+
+def test_estimated_runs_built_day_by_day_equal_one_build(
+    unlabelled_pipeline_home: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The node mean of an `estimated` run's piece is read at its sample's scrape, which for
+    the first piece of a day can be the day before's last (int_run_gpu_hours): the same fleet
+    without labels built one day at a time (each run recomputing its own day) must give every
+    run-hour the one build gives."""
+    home = tmp_path_factory.mktemp("unlabelled_daily")
+    generate(
+        home,
+        days=FLEET_DAYS,
+        seed=FLEET_SEED,
+        start=FLEET_START,
+        scrape_interval_s=60,
+        hpc_job_labels=False,
+    )
+    for offset in range(FLEET_DAYS):
+        day = FLEET_START + timedelta(days=offset)
+        run_pipeline(home, day, day)
+    one = {r[:4]: r[4:] for r in _q(unlabelled_pipeline_home, RUN_HOURS)}
+    daily = {r[:4]: r[4:] for r in _q(home, RUN_HOURS)}
+    assert set(daily) == set(one)
+    assert sum(1 for r in one.values() if r[0] == "estimated") >= 1000
+    for key, a in one.items():
+        b = daily[key]
+        assert b[0] == a[0], key  # the mapping
+        assert b[1:6] == a[1:6], key  # held, busy, idle, down, unobserved seconds: exact
+        assert abs(b[6] - a[6]) <= 1e-9 * max(1.0, abs(a[6])), key  # cost: a float sum
