@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from fleet_params import FLEET_DAYS, FLEET_SEED, FLEET_START
 
 from fleetledger.generator import generate
 
@@ -75,11 +76,6 @@ def samples() -> Path:
         if c and Path(c).is_dir():
             return Path(c)
     pytest.skip("shared/samples is not available")
-
-
-FLEET_START = date(2026, 10, 2)
-FLEET_DAYS = 3
-FLEET_SEED = 1
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import FLEET_DAYS, FLEET_SEED, FLEET_START
+from fleet_params import FLEET_DAYS, FLEET_SEED, FLEET_START
 
 from fleetledger.generator import generate
 from fleetledger.pipeline import run_pipeline
