@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from fleet_params import FLEET_DAYS, FLEET_SEED, FLEET_START
+from fleet_params import FLEET_DAYS, FLEET_SEED, FLEET_START, generate_unlabelled_fleet
 
 from fleetledger.generator import generate
 
@@ -162,14 +162,7 @@ def fleet_home(request: pytest.FixtureRequest) -> Path:
 def unlabelled_pipeline_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The small fleet again, but the AWS site's DCGM exporter adds no `hpc_job` labels."""
     home = tmp_path_factory.mktemp("unlabelled_fleet")
-    generate(
-        home,
-        days=FLEET_DAYS,
-        seed=FLEET_SEED,
-        start=FLEET_START,
-        scrape_interval_s=60,
-        hpc_job_labels=False,
-    )
+    generate_unlabelled_fleet(home)
     return _run_fleet(home, FLEET_START, FLEET_DAYS)
 
 

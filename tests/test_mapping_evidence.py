@@ -13,9 +13,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from fleet_params import FLEET_DAYS, FLEET_SEED, FLEET_START
+from fleet_params import FLEET_DAYS, FLEET_START, generate_unlabelled_fleet
 
-from fleetledger.generator import generate
 from fleetledger.pipeline import run_pipeline
 
 
@@ -86,14 +85,7 @@ def test_estimated_runs_built_day_by_day_equal_one_build(
     without labels built one day at a time (each run recomputing its own day) must give every
     run-hour the one build gives."""
     home = tmp_path_factory.mktemp("unlabelled_daily")
-    generate(
-        home,
-        days=FLEET_DAYS,
-        seed=FLEET_SEED,
-        start=FLEET_START,
-        scrape_interval_s=60,
-        hpc_job_labels=False,
-    )
+    generate_unlabelled_fleet(home)
     for offset in range(FLEET_DAYS):
         day = FLEET_START + timedelta(days=offset)
         run_pipeline(home, day, day)
