@@ -11,8 +11,10 @@ samples as (
 
 ),
 
-final as (
+labels as (
 
+    -- the day follows from the time, so it is added after the distinct: one key column fewer
+    -- to hash for every landed row (0.15-0.2 CPU s of 1.6-1.8 a day at 1,024 GPUs x 30 s)
     select distinct
         gpu_uuid,
         coalesce(mig_instance, '') as mig_instance,
@@ -20,9 +22,23 @@ final as (
         {{ to_epoch('sampled_at') }} as t,
         hpc_job,
         k8s_namespace,
-        k8s_pod,
-        floor({{ to_epoch('sampled_at') }} / 86400) * 86400 as day_epoch
+        k8s_pod
     from samples
+
+),
+
+final as (
+
+    select
+        gpu_uuid,
+        mig_instance,
+        host,
+        t,
+        hpc_job,
+        k8s_namespace,
+        k8s_pod,
+        floor(t / 86400) * 86400 as day_epoch
+    from labels
 
 )
 
