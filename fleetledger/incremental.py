@@ -24,6 +24,7 @@ next run recomputes them too.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -59,6 +60,9 @@ BEFORE_RUN = "warehouse.before-run.duckdb"
 #: the build warehouse is the published snapshot named here (no copy was taken)
 BEFORE_RUN_MARKER = "warehouse.before-run.json"
 DBT_PROJECT_KEY = "dbt project"
+#: the engine the day models are stored by and its version: the stored rows carry the engine's
+#: hashes (the units' keys, macro unit_key), which another version may compute otherwise
+ENGINE_KEY = "warehouse engine"
 #: the data-health check of a damaged day-models file set aside (source BUILD_FINDINGS_SOURCE)
 HISTORY_CHECK = "history_unreadable"
 # config keys no model reads: what to ingest and from where, alerts, forecasts, the partition
@@ -97,12 +101,24 @@ def project_digest(project_dir: Path) -> str:
     return h.hexdigest()
 
 
+def engine_version(engine: str) -> str:
+    """`duckdb 2.0.1`, `spark 3.5.9`: the engine that computes and stores the day models (the
+    Python package's version; `spark` alone where no PySpark is installed, as with a cluster
+    reached over thrift, whose xxhash64 is the same in every version)."""
+    package = "pyspark" if engine == "spark" else "duckdb"
+    try:
+        return f"{engine} {importlib.metadata.version(package)}"
+    except importlib.metadata.PackageNotFoundError:
+        return engine
+
+
 def build_inputs(cfg: Config, project_dir: Path) -> dict[str, str]:
-    """The fingerprint of every input of every day: one hash per config key a model reads, and
-    one for the dbt project."""
+    """The fingerprint of every input of every day: one hash per config key a model reads, one
+    for the dbt project, and the engine and its version (ENGINE_KEY)."""
     dumped = cfg.model_dump(mode="json")
     inputs = {key: _digest(value) for key, value in dumped.items() if key not in NOT_MODEL_INPUTS}
     inputs[DBT_PROJECT_KEY] = project_digest(project_dir)
+    inputs[ENGINE_KEY] = engine_version(cfg.warehouse.engine)
     return inputs
 
 
@@ -113,13 +129,15 @@ def changed_inputs(before: Mapping[str, str], now: Mapping[str, str]) -> list[st
 def describe_change(keys: list[str]) -> str:
     """`config key `teams` changed`, `config keys `idle_threshold`, `teams` changed`, or the
     dbt project."""
-    config_keys = [k for k in keys if k != DBT_PROJECT_KEY]
+    config_keys = [k for k in keys if k not in (DBT_PROJECT_KEY, ENGINE_KEY)]
     parts = []
     if config_keys:
         names = ", ".join(f"`{k}`" for k in config_keys)
         parts.append(f"config key{'s' if len(config_keys) > 1 else ''} {names} changed")
     if DBT_PROJECT_KEY in keys:
         parts.append("the dbt project changed")
+    if ENGINE_KEY in keys:
+        parts.append("the warehouse engine or its version changed")
     return "; ".join(parts)
 
 

@@ -24,6 +24,7 @@ from fleetledger.incremental import (
     BEFORE_RUN,
     BEFORE_RUN_MARKER,
     BUILD_INPUTS,
+    ENGINE_KEY,
     PENDING_DAYS,
     DaySpan,
     build_inputs,
@@ -244,6 +245,26 @@ def test_a_dbt_project_change_forces_a_full_refresh(tmp_path: Path) -> None:
     assert full_refresh_reason(home, cfg, project) is None
     (project / "models" / "m.sql").write_text("select 2 as x\n")
     assert full_refresh_reason(home, cfg, project) == "the dbt project changed"
+
+
+def test_another_engine_version_forces_a_full_refresh(tmp_path: Path) -> None:
+    # the day models store the engine's hashes (the units' keys, macro unit_key): a home built
+    # by another DuckDB version rebuilds every day rather than join today's keys with its own
+    cfg = _config()
+    _built(tmp_path, cfg)
+    record = tmp_path / BUILD_INPUTS
+    inputs = json.loads(record.read_text())
+    assert inputs[ENGINE_KEY] == f"duckdb {duckdb.__version__}"
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) is None
+    record.write_text(json.dumps({**inputs, ENGINE_KEY: "duckdb 0.9.2"}))
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) == (
+        "the warehouse engine or its version changed"
+    )
+    # a home recorded before the key existed
+    record.write_text(json.dumps({k: v for k, v in inputs.items() if k != ENGINE_KEY}))
+    assert full_refresh_reason(tmp_path, cfg, PROJECT) == (
+        "the warehouse engine or its version changed"
+    )
 
 
 def test_a_failed_build_leaves_the_warehouse_as_it_was(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ with
 pieces as (
 
     select
-        gpu_uuid, mig_instance, host, day_epoch, piece_start as valid_from,
-        piece_end as valid_to, is_fatal_xid
+        unit_key, host, day_epoch, piece_start as valid_from, piece_end as valid_to,
+        is_fatal_xid
     from {{ ref('int_sample_pieces') }}
     where {{ in_recomputed_days('day_epoch') }}
 
@@ -30,25 +30,25 @@ neighbours as (
     select
         pieces.*,
         lag(valid_to) over (
-            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+            partition by unit_key, day_epoch order by valid_from
         ) as prev_to,
         lag(host) over (
-            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+            partition by unit_key, day_epoch order by valid_from
         ) as prev_host,
         lag(is_fatal_xid) over (
-            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+            partition by unit_key, day_epoch order by valid_from
         ) as prev_fatal,
         lead(valid_from) over (
-            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+            partition by unit_key, day_epoch order by valid_from
         ) as next_from,
         lead(host) over (
-            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+            partition by unit_key, day_epoch order by valid_from
         ) as next_host,
         lead(is_fatal_xid) over (
-            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+            partition by unit_key, day_epoch order by valid_from
         ) as next_fatal,
         row_number() over (
-            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+            partition by unit_key, day_epoch order by valid_from
         ) as position
     from pieces
 
@@ -83,29 +83,44 @@ boundaries as (
     select
         edges.*,
         lead(valid_to) over (
-            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+            partition by unit_key, day_epoch order by valid_from
         ) as next_boundary_to,
         lead(position) over (
-            partition by gpu_uuid, mig_instance, day_epoch order by valid_from
+            partition by unit_key, day_epoch order by valid_from
         ) as next_boundary_position
     from edges
     where starts_span or ends_span
 
 ),
 
+unit_keys as (
+
+    select * from {{ ref('int_gpu_unit_keys') }}
+
+),
+
 final as (
 
+    -- the unit's UUID and MIG instance, by its key
     select
-        gpu_uuid,
-        mig_instance,
-        host,
-        is_fatal_xid,
-        valid_from as span_from,
-        case when ends_span then valid_to else next_boundary_to end as span_to,
-        case when ends_span then 1 else next_boundary_position - position + 1 end as pieces,
-        day_epoch
+        unit_keys.gpu_uuid,
+        unit_keys.mig_instance,
+        boundaries.host,
+        boundaries.is_fatal_xid,
+        boundaries.valid_from as span_from,
+        case
+            when boundaries.ends_span then boundaries.valid_to
+            else boundaries.next_boundary_to
+        end as span_to,
+        case
+            when boundaries.ends_span then 1
+            else boundaries.next_boundary_position - boundaries.position + 1
+        end as pieces,
+        boundaries.day_epoch
     from boundaries
-    where starts_span
+    inner join unit_keys
+        on unit_keys.unit_key = boundaries.unit_key
+    where boundaries.starts_span
 
 )
 

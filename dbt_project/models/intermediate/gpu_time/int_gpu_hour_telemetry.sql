@@ -12,11 +12,16 @@ pieces as (
 
 ),
 
-final as (
+unit_keys as (
+
+    select * from {{ ref('int_gpu_unit_keys') }}
+
+),
+
+unit_hours as (
 
     select
-        gpu_uuid,
-        mig_instance,
+        unit_key,
         hour_epoch,
         sum(seconds) as covered_seconds,
         sum(case when is_fatal_xid then seconds else 0 end) as fatal_seconds,
@@ -26,7 +31,26 @@ final as (
         max(fb_used_mib) as max_memory_used_mib,
         day_epoch
     from pieces
-    group by gpu_uuid, mig_instance, hour_epoch, day_epoch
+    group by unit_key, hour_epoch, day_epoch
+
+),
+
+final as (
+
+    -- the unit's UUID and MIG instance, by its key
+    select
+        unit_keys.gpu_uuid,
+        unit_keys.mig_instance,
+        unit_hours.hour_epoch,
+        unit_hours.covered_seconds,
+        unit_hours.fatal_seconds,
+        unit_hours.energy_wh,
+        unit_hours.mean_utilization,
+        unit_hours.max_memory_used_mib,
+        unit_hours.day_epoch
+    from unit_hours
+    inner join unit_keys
+        on unit_keys.unit_key = unit_hours.unit_key
 
 )
 

@@ -68,6 +68,9 @@ final as (
 
     select
         per_sample.*,
+        -- the unit's integer key, for the models that sort and join samples by unit
+        -- (macros/adapters.sql, unit_key)
+        {{ unit_key('per_sample.gpu_uuid', 'per_sample.mig_instance') }} as unit_key,
         floor(per_sample.t / 86400) * 86400 as day_epoch,
         coalesce(
             case coalesce(host_signals.utilization_signal, 'auto')

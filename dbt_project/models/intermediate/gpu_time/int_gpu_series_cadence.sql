@@ -8,7 +8,7 @@ with
 
 samples as (
 
-    select gpu_uuid, mig_instance, day_epoch, t from {{ ref('int_gpu_samples') }}
+    select gpu_uuid, mig_instance, unit_key, day_epoch, t from {{ ref('int_gpu_samples') }}
     where {{ in_recomputed_days('day_epoch') }}
 
 ),
@@ -22,11 +22,9 @@ settings as (
 intervals as (
 
     select
-        gpu_uuid,
-        mig_instance,
+        unit_key,
         day_epoch,
-        lead(t) over (partition by gpu_uuid, mig_instance, day_epoch order by t) - t
-            as interval_seconds
+        lead(t) over (partition by unit_key, day_epoch order by t) - t as interval_seconds
     from samples
 
 ),
@@ -34,19 +32,18 @@ intervals as (
 medians as (
 
     select
-        gpu_uuid,
-        mig_instance,
+        unit_key,
         day_epoch,
         {{ median_of('interval_seconds') }} as median_interval_seconds
     from intervals
     where interval_seconds > 0
-    group by gpu_uuid, mig_instance, day_epoch
+    group by unit_key, day_epoch
 
 ),
 
 series_days as (
 
-    select distinct gpu_uuid, mig_instance, day_epoch from samples
+    select distinct gpu_uuid, mig_instance, unit_key, day_epoch from samples
 
 ),
 
@@ -55,6 +52,7 @@ final as (
     select
         series_days.gpu_uuid,
         series_days.mig_instance,
+        series_days.unit_key,
         series_days.day_epoch,
         medians.median_interval_seconds,
         -- a day of one sample: its sample covers nothing past itself unless configured
@@ -63,8 +61,7 @@ final as (
     from series_days
     cross join settings
     left join medians
-        on medians.gpu_uuid = series_days.gpu_uuid
-        and medians.mig_instance = series_days.mig_instance
+        on medians.unit_key = series_days.unit_key
         and medians.day_epoch = series_days.day_epoch
 
 )

@@ -10,6 +10,9 @@
 -- is the next day's (its first rows: the carried-in sample, from midnight). Samples that cover
 -- nothing are left out. `t` is the covering sample's time: int_run_gpu_hours classifies the
 -- pieces of runs mapped `estimated` by the node's mean utilisation at that scrape.
+-- Keyed by the unit's integer key (`unit_key`, macros/adapters.sql), not its UUID and MIG
+-- instance: the window over a day's samples sorts and this table stores no text but the host
+-- (int_gpu_unit_keys gives a unit's text back).
 --
 -- Stored by day: a run recomputes the days of its range (macros/incremental.sql).
 {{ incremental_by_day(day_batches=true) }}
@@ -24,9 +27,7 @@ days as (
 
 recomputed_samples as (
 
-    select
-        gpu_uuid, mig_instance, host, gpu_index, day_epoch, t, utilization, power_w, fb_used_mib,
-        is_fatal_xid
+    select unit_key, host, day_epoch, t, utilization, power_w, fb_used_mib, is_fatal_xid
     from {{ ref('int_gpu_samples') }}
     where {{ in_recomputed_days('day_epoch') }}
 
@@ -36,11 +37,9 @@ carried_in as (
 
     -- per series, the last sample of the latest day before the first recomputed one with
     -- samples (int_gpu_last_samples, a row per series and day): what covers into the range
-    select
-        gpu_uuid, mig_instance, host, gpu_index, day_epoch, t, utilization, power_w,
-        fb_used_mib, is_fatal_xid
+    select unit_key, host, day_epoch, t, utilization, power_w, fb_used_mib, is_fatal_xid
     from (
-        {{ newest_before_range(ref('int_gpu_last_samples'), ['gpu_uuid', 'mig_instance']) }}
+        {{ newest_before_range(ref('int_gpu_last_samples'), ['unit_key']) }}
     ) as last_samples
 
 ),
@@ -53,9 +52,31 @@ samples as (
 
 ),
 
+gpus as (
+
+    select * from {{ ref('int_gpus') }}
+
+),
+
+settings as (
+
+    select * from {{ ref('stg_config__settings') }}
+
+),
+
 cadence as (
 
-    select * from {{ ref('int_gpu_series_cadence') }}
+    -- per unit and day, how long a sample stays valid, and the unit's site's idle threshold
+    select
+        series_days.unit_key,
+        series_days.day_epoch,
+        series_days.stale_after_seconds,
+        settings.idle_threshold
+    from {{ ref('int_gpu_series_cadence') }} as series_days
+    left join gpus
+        on gpus.gpu_uuid = series_days.gpu_uuid
+    left join settings
+        on settings.site = gpus.site
 
 ),
 
@@ -63,9 +84,7 @@ ordered as (
 
     select
         samples.*,
-        lead(samples.t) over (
-            partition by samples.gpu_uuid, samples.mig_instance order by samples.t
-        ) as next_t
+        lead(samples.t) over (partition by samples.unit_key order by samples.t) as next_t
     from samples
 
 ),
@@ -76,6 +95,7 @@ covered as (
     -- cut at the end of the days it reaches
     select
         ordered.*,
+        cadence.idle_threshold,
         case
             when ordered.is_fatal_xid then ordered.next_t
             else least(
@@ -85,8 +105,7 @@ covered as (
         end as covered_to
     from ordered
     inner join cadence
-        on cadence.gpu_uuid = ordered.gpu_uuid
-        and cadence.mig_instance = ordered.mig_instance
+        on cadence.unit_key = ordered.unit_key
         and cadence.day_epoch = ordered.day_epoch
 
 ),
@@ -125,10 +144,8 @@ cut as (
 cut_intervals as (
 
     select
-        gpu_uuid,
-        mig_instance,
+        unit_key,
         host,
-        gpu_index,
         covered_day as day_epoch,
         t,
         greatest(t, covered_day) as valid_from,
@@ -136,7 +153,8 @@ cut_intervals as (
         utilization,
         power_w,
         fb_used_mib,
-        is_fatal_xid
+        is_fatal_xid,
+        idle_threshold
     from cut
 
 ),
@@ -144,18 +162,6 @@ cut_intervals as (
 intervals as (
 
     select * from cut_intervals where valid_to > valid_from
-
-),
-
-gpus as (
-
-    select * from {{ ref('int_gpus') }}
-
-),
-
-settings as (
-
-    select * from {{ ref('stg_config__settings') }}
 
 ),
 
@@ -211,8 +217,7 @@ spread as (
 final as (
 
     select
-        spread.gpu_uuid,
-        spread.mig_instance,
+        spread.unit_key,
         spread.host,
         spread.t,
         spread.day_epoch,
@@ -227,13 +232,9 @@ final as (
         spread.is_fatal_xid,
         -- a held sample without a utilisation value counts busy, like an unobserved second
         not spread.is_fatal_xid
-            and coalesce(spread.utilization >= settings.idle_threshold, true)
+            and coalesce(spread.utilization >= spread.idle_threshold, true)
             as is_busy
     from spread
-    left join gpus
-        on gpus.gpu_uuid = spread.gpu_uuid
-    left join settings
-        on settings.site = gpus.site
 
 )
 

@@ -34,6 +34,8 @@ holding_hours as (
         holding_segments.run_id,
         holding_segments.gpu_uuid,
         holding_segments.mig_instance,
+        -- the unit's key, which the pieces carry (none for a unit never sampled)
+        unit_keys.unit_key,
         holding_segments.share,
         holding_segments.mapping,
         {{ spread_period_start('holding_segments.seg_from') }} as hour_epoch,
@@ -48,6 +50,9 @@ holding_hours as (
     from holding_segments
     inner join offsets
         on {{ spread_join('holding_segments.seg_from', 'holding_segments.seg_to') }}
+    left join {{ ref('int_gpu_unit_keys') }} as unit_keys
+        on unit_keys.gpu_uuid = holding_segments.gpu_uuid
+        and unit_keys.mig_instance = holding_segments.mig_instance
     where {{ in_recomputed_days(
         'floor((' ~ spread_period_start('holding_segments.seg_from') ~ ') / 86400) * 86400'
     ) }}
@@ -74,8 +79,7 @@ held_pieces as (
             as seconds
     from holding_hours
     inner join pieces
-        on pieces.gpu_uuid = holding_hours.gpu_uuid
-        and pieces.mig_instance = holding_hours.mig_instance
+        on pieces.unit_key = holding_hours.unit_key
         and pieces.hour_epoch = holding_hours.hour_epoch
         and pieces.piece_start < holding_hours.he
         and pieces.piece_end > holding_hours.hs

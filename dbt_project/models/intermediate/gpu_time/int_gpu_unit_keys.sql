@@ -1,0 +1,20 @@
+{{ config(materialized='view') }}
+-- Each GPU unit's integer key (macros/adapters.sql, unit_key) with the unit's UUID and MIG
+-- instance: how a model that reads tables keyed by unit (int_sample_pieces) gives its rows
+-- their unit's text back. From the days each series was sampled (int_gpu_series_cadence);
+-- its tests say that no two units share a key and that a unit has one.
+with
+
+series_days as (
+
+    select unit_key, gpu_uuid, mig_instance from {{ ref('int_gpu_series_cadence') }}
+
+),
+
+final as (
+
+    select distinct unit_key, gpu_uuid, mig_instance from series_days
+
+)
+
+select * from final
