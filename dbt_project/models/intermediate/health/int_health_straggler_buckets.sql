@@ -26,17 +26,22 @@ with
 
 holdings as (
 
+    -- with the whole GPU's key, which the health samples carry (int_gpu_unit_keys)
     select distinct
-        run_id,
-        gpu_uuid,
-        held_from,
-        held_to
-    from {{ ref('int_run_gpu_holdings') }}
-    where mapping = 'exact'
+        held.run_id,
+        held.gpu_uuid,
+        unit_keys.unit_key,
+        held.held_from,
+        held.held_to
+    from {{ ref('int_run_gpu_holdings') }} as held
+    inner join {{ ref('int_gpu_unit_keys') }} as unit_keys
+        on unit_keys.gpu_uuid = held.gpu_uuid
+        and unit_keys.mig_instance = ''
+    where held.mapping = 'exact'
         -- only the holdings that reach the rewritten days' samples: a GPU's holdings over the
         -- whole history would each be compared with every one of its samples
-        and held_to > {{ first_recomputed_epoch(days_before=1) }}
-        and held_from < {{ after_recomputed_epoch() }}
+        and held.held_to > {{ first_recomputed_epoch(days_before=1) }}
+        and held.held_from < {{ after_recomputed_epoch() }}
 
 ),
 
@@ -63,7 +68,7 @@ held_samples as (
 
     select
         holdings.run_id,
-        samples.gpu_uuid,
+        holdings.gpu_uuid,
         samples.host,
         samples.gpu_index,
         floor(samples.t / {{ var('straggler_bucket_seconds') }})
@@ -74,7 +79,7 @@ held_samples as (
         samples.sm_clock_mhz
     from samples
     inner join holdings
-        on holdings.gpu_uuid = samples.gpu_uuid
+        on holdings.unit_key = samples.unit_key
         and samples.t >= holdings.held_from
         and samples.t < holdings.held_to
 
