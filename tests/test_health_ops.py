@@ -41,14 +41,6 @@ def con(pipeline_home: Path) -> duckdb.DuckDBPyConnection:
     return c
 
 
-def _unit_key(gpu_uuid: str) -> str:
-    """SQL for the whole GPU's key, which the health samples carry instead of its UUID."""
-    return (
-        "select unit_key from intermediate.int_gpu_unit_keys "
-        f"where gpu_uuid = '{gpu_uuid}' and mig_instance = ''"
-    )
-
-
 # ------------------------------------------------------------------------------ fleet health
 
 
@@ -274,7 +266,7 @@ def test_row_remap_xid63(con: duckdb.DuckDBPyConnection, ground_truth: dict):
         f"""
         select count(*), min(t), sum(correctable_remapped_rows), bool_or(is_new_xid and t > {at})
         from history.intermediate.int_health_gpu_samples
-        where unit_key = ({_unit_key(rm["gpu_uuid"])}) and xid = 63
+        where gpu_uuid = '{rm["gpu_uuid"]}' and xid = 63
         """
     ).fetchone()
     assert samples[1:] == (at, 1, False) and samples[0] > 1
@@ -403,7 +395,7 @@ def test_double_bit_ecc_error(con: duckdb.DuckDBPyConnection, ground_truth: dict
         f"""
         select t, xid, ecc_sbe_errors, ecc_dbe_errors, uncorrectable_remapped_rows
         from history.intermediate.int_health_gpu_samples
-        where unit_key = ({_unit_key(f["gpu_uuid"])}) and t between {at} - 300 and {back} + 60
+        where gpu_uuid = '{f["gpu_uuid"]}' and t between {at} - 300 and {back} + 60
         order by t
         """
     ).fetchall()

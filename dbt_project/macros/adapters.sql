@@ -99,9 +99,9 @@
 {% macro default__list_at(list_col, position) -%}{{ list_col }}[cast({{ position }} as integer)]{%- endmacro %}
 
 {#- A GPU unit's integer key: a 64-bit hash of its UUID and MIG instance ('' for a whole GPU),
-    computed once, in int_gpu_samples. The sample-grain tables after it (int_sample_pieces,
-    int_health_gpu_samples) sort and join on it instead of the text: the text in the rows a
-    window sorts and a table stores is what costs (docs/performance.md). int_gpu_unit_keys maps
-    it back, and tests that no two units share one. A hash is the same only within one engine version: a build with another version
+    computed once, in int_gpu_samples. The sample-grain tables after it (int_sample_pieces)
+    sort and join on it instead of the text: the text in the rows a window sorts is what costs
+    (docs/performance.md). int_gpu_unit_keys maps it back, and tests that no two units share
+    one. A hash is the same only within one engine version: a build with another version
     rebuilds every day (fleetledger/incremental.py, the `warehouse engine` input). -#}
 {% macro unit_key(gpu_uuid, mig_instance) -%}{{ row_hash([gpu_uuid, mig_instance]) }}{%- endmacro %}

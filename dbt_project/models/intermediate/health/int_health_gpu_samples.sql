@@ -9,8 +9,6 @@
 -- Counters become increases since the GPU's previous sample (its first sample: 0): volatile ECC
 -- counters restart when the driver reloads, so after a drop the new value is the increase;
 -- remapped-row counters are persistent (kept across reboots), so a drop adds nothing.
--- Keyed by the whole GPU's integer key (`unit_key`, int_gpu_samples), not its UUID: the window
--- sorts and the table stores no text but the host (int_gpu_unit_keys gives the UUID back).
 -- Stored by sample day (macros/incremental.sql): a day's rows depend on its samples, the GPU's
 -- last sample before it (int_gpu_last_samples: the counters' and the XID gauge's previous
 -- values) and its first sample after it (a day's last sample is valid until then), so a run
@@ -21,7 +19,7 @@ with
 
 gpu_samples as (
 
-    select unit_key, host, gpu_index, t, utilization, sm_clock_mhz, xid
+    select gpu_uuid, host, gpu_index, t, utilization, sm_clock_mhz, xid
     from {{ ref('int_gpu_samples') }}
     where mig_instance = '' and {{ in_recomputed_days('day_epoch', days_before=1) }}
 
@@ -35,7 +33,7 @@ carried_in as (
     select *
     from (
         {{ newest_before_range(
-            ref('int_gpu_last_samples'), ['unit_key'], days_before=1, where="mig_instance = ''"
+            ref('int_gpu_last_samples'), ['gpu_uuid'], days_before=1, where="mig_instance = ''"
         ) }}
     ) as last_samples
 
@@ -43,12 +41,9 @@ carried_in as (
 
 cadence as (
 
-    -- a GPU's samples of a day stay valid as long as its series' that day
-    -- (int_gpu_series_cadence), under its whole-GPU series' key
-    select
-        max(case when mig_instance = '' then unit_key end) as unit_key,
-        day_epoch,
-        max(stale_after_seconds) as stale_after
+    -- a GPU's samples of a day stay valid as long as its device series' that day
+    -- (int_gpu_series_cadence)
+    select gpu_uuid, day_epoch, max(stale_after_seconds) as stale_after
     from {{ ref('int_gpu_series_cadence') }}
     where {{ in_recomputed_days('day_epoch', days_before=1) }}
     group by gpu_uuid, day_epoch
@@ -62,13 +57,13 @@ next_after as (
     -- of the rewritten days can matter (a later one leaves the sample valid for its
     -- staleness, as none does); without that bound a full build in batches of days read
     -- every later day's samples again in each batch
-    select unit_key, min(t) as t
+    select gpu_uuid, min(t) as t
     from {{ ref('int_gpu_samples') }}
     where mig_instance = ''
         and t >= {{ after_recomputed_epoch() }}
         and t < {{ after_recomputed_epoch() }}
             + (select coalesce(max(stale_after), 0) from cadence)
-    group by unit_key
+    group by gpu_uuid
 
 ),
 
@@ -79,13 +74,7 @@ dcgm_samples as (
 
 ),
 
-unit_keys as (
-
-    select * from {{ ref('int_gpu_unit_keys') }}
-
-),
-
-field_samples as (
+health_fields as (
 
     select
         gpu_uuid,
@@ -118,31 +107,11 @@ field_samples as (
             'DCGM_EXP_XID_ERRORS_COUNT'
         )
     group by gpu_uuid, {{ to_epoch('sampled_at') }}
-
-),
-
-health_fields as (
-
-    -- under the whole GPU's key (int_gpu_unit_keys)
-    select
-        unit_keys.unit_key,
-        field_samples.t,
-        field_samples.throttle_reasons,
-        field_samples.ecc_sbe_total,
-        field_samples.ecc_dbe_total,
-        field_samples.correctable_remapped_rows_total,
-        field_samples.uncorrectable_remapped_rows_total,
-        field_samples.row_remap_failure,
-        field_samples.exports_xid_count
-    from field_samples
-    inner join unit_keys
-        on unit_keys.gpu_uuid = field_samples.gpu_uuid
-        and unit_keys.mig_instance = ''
     union all
     -- the carried-in sample's counter totals (the throttle reasons and the row-remap failure
     -- gauge of a row not output do not matter)
     select
-        unit_key,
+        gpu_uuid,
         t,
         cast(null as double) as throttle_reasons,
         ecc_sbe_total,
@@ -159,7 +128,7 @@ all_samples as (
 
     select gpu_samples.*, true as is_rewritten from gpu_samples
     union all
-    select unit_key, host, gpu_index, t, utilization, sm_clock_mhz, xid, false as is_rewritten
+    select gpu_uuid, host, gpu_index, t, utilization, sm_clock_mhz, xid, false as is_rewritten
     from carried_in
 
 ),
@@ -168,7 +137,7 @@ joined as (
 
     select
         gpu_samples.is_rewritten,
-        gpu_samples.unit_key,
+        gpu_samples.gpu_uuid,
         gpu_samples.host,
         gpu_samples.gpu_index,
         gpu_samples.t,
@@ -184,7 +153,7 @@ joined as (
         coalesce(health_fields.exports_xid_count, false) as exports_xid_count
     from all_samples as gpu_samples
     left join health_fields
-        on health_fields.unit_key = gpu_samples.unit_key and health_fields.t = gpu_samples.t
+        on health_fields.gpu_uuid = gpu_samples.gpu_uuid and health_fields.t = gpu_samples.t
 
 ),
 
@@ -193,30 +162,30 @@ ordered as (
     select
         joined.*,
         coalesce(
-            lead(joined.t) over (partition by joined.unit_key order by joined.t), next_after.t
+            lead(joined.t) over (partition by joined.gpu_uuid order by joined.t), next_after.t
         ) as next_t,
-        lag(joined.xid) over (partition by joined.unit_key order by joined.t)
+        lag(joined.xid) over (partition by joined.gpu_uuid order by joined.t)
             as prev_xid,
-        lag(joined.ecc_sbe_total) over (partition by joined.unit_key order by joined.t)
+        lag(joined.ecc_sbe_total) over (partition by joined.gpu_uuid order by joined.t)
             as prev_ecc_sbe_total,
-        lag(joined.ecc_dbe_total) over (partition by joined.unit_key order by joined.t)
+        lag(joined.ecc_dbe_total) over (partition by joined.gpu_uuid order by joined.t)
             as prev_ecc_dbe_total,
         lag(joined.correctable_remapped_rows_total)
-            over (partition by joined.unit_key order by joined.t)
+            over (partition by joined.gpu_uuid order by joined.t)
             as prev_correctable_remapped_rows_total,
         lag(joined.uncorrectable_remapped_rows_total)
-            over (partition by joined.unit_key order by joined.t)
+            over (partition by joined.gpu_uuid order by joined.t)
             as prev_uncorrectable_remapped_rows_total
     from joined
     left join next_after
-        on next_after.unit_key = joined.unit_key
+        on next_after.gpu_uuid = joined.gpu_uuid
 
 ),
 
 final as (
 
     select
-        ordered.unit_key,
+        ordered.gpu_uuid,
         ordered.host,
         ordered.gpu_index,
         ordered.t,
@@ -253,7 +222,7 @@ final as (
         cast(ordered.row_remap_failure as integer) as row_remap_failure
     from ordered
     inner join cadence
-        on cadence.unit_key = ordered.unit_key
+        on cadence.gpu_uuid = ordered.gpu_uuid
         and cadence.day_epoch = floor(ordered.t / 86400) * 86400
     where ordered.is_rewritten
 

@@ -89,8 +89,8 @@ counters as (
         sum(uncorrectable_remapped_rows) as uncorrectable_remapped_rows,
         max(row_remap_failure) > 0 as row_remap_failure,
         -- exact only where every GPU of the node exports DCGM_EXP_XID_ERRORS_COUNT
-        count(distinct case when exports_xid_count then unit_key end)
-            < count(distinct unit_key) as xid_count_is_lower_bound
+        count(distinct case when exports_xid_count then gpu_uuid end)
+            < count(distinct gpu_uuid) as xid_count_is_lower_bound
     from samples
     group by host, day_epoch
 

@@ -26,22 +26,17 @@ with
 
 holdings as (
 
-    -- with the whole GPU's key, which the health samples carry (int_gpu_unit_keys)
     select distinct
-        held.run_id,
-        held.gpu_uuid,
-        unit_keys.unit_key,
-        held.held_from,
-        held.held_to
-    from {{ ref('int_run_gpu_holdings') }} as held
-    inner join {{ ref('int_gpu_unit_keys') }} as unit_keys
-        on unit_keys.gpu_uuid = held.gpu_uuid
-        and unit_keys.mig_instance = ''
-    where held.mapping = 'exact'
+        run_id,
+        gpu_uuid,
+        held_from,
+        held_to
+    from {{ ref('int_run_gpu_holdings') }}
+    where mapping = 'exact'
         -- only the holdings that reach the rewritten days' samples: a GPU's holdings over the
         -- whole history would each be compared with every one of its samples
-        and held.held_to > {{ first_recomputed_epoch(days_before=1) }}
-        and held.held_from < {{ after_recomputed_epoch() }}
+        and held_to > {{ first_recomputed_epoch(days_before=1) }}
+        and held_from < {{ after_recomputed_epoch() }}
 
 ),
 
@@ -68,7 +63,7 @@ held_samples as (
 
     select
         holdings.run_id,
-        holdings.gpu_uuid,
+        samples.gpu_uuid,
         samples.host,
         samples.gpu_index,
         floor(samples.t / {{ var('straggler_bucket_seconds') }})
@@ -79,7 +74,7 @@ held_samples as (
         samples.sm_clock_mhz
     from samples
     inner join holdings
-        on holdings.unit_key = samples.unit_key
+        on holdings.gpu_uuid = samples.gpu_uuid
         and samples.t >= holdings.held_from
         and samples.t < holdings.held_to
 

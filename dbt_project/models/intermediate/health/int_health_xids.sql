@@ -35,13 +35,7 @@ count_increases as (
 
 counting_gpus as (
 
-    select distinct unit_key from {{ ref('int_health_gpu_samples') }} where exports_xid_count
-
-),
-
-unit_keys as (
-
-    select * from {{ ref('int_gpu_unit_keys') }}
+    select distinct gpu_uuid from {{ ref('int_health_gpu_samples') }} where exports_xid_count
 
 ),
 
@@ -63,7 +57,7 @@ from_count as (
 from_gauge as (
 
     select
-        unit_keys.gpu_uuid,
+        samples.gpu_uuid,
         samples.host,
         samples.gpu_index,
         samples.t,
@@ -71,11 +65,9 @@ from_gauge as (
         1 as xid_count,
         'gauge' as counted_from
     from {{ ref('int_health_gpu_samples') }} as samples
-    inner join unit_keys
-        on unit_keys.unit_key = samples.unit_key
     where
         samples.is_new_xid
-        and samples.unit_key not in (select unit_key from counting_gpus)
+        and samples.gpu_uuid not in (select gpu_uuid from counting_gpus)
 
 ),
 
