@@ -29,16 +29,7 @@ labels as (
 
 final as (
 
-    select
-        gpu_uuid,
-        mig_instance,
-        host,
-        t,
-        hpc_job,
-        k8s_namespace,
-        k8s_pod,
-        floor(t / 86400) * 86400 as day_epoch
-    from labels
+    select labels.*, floor(labels.t / 86400) * 86400 as day_epoch from labels
 
 )
 
