@@ -127,8 +127,8 @@ def changed_inputs(before: Mapping[str, str], now: Mapping[str, str]) -> list[st
 
 
 def describe_change(keys: list[str]) -> str:
-    """`config key `teams` changed`, `config keys `idle_threshold`, `teams` changed`, or the
-    dbt project."""
+    """`config key `teams` changed`, `config keys `idle_threshold`, `teams` changed`, the dbt
+    project, or the engine (another version, or a record from before the engine was one)."""
     config_keys = [k for k in keys if k not in (DBT_PROJECT_KEY, ENGINE_KEY)]
     parts = []
     if config_keys:
