@@ -10,8 +10,14 @@ with
 
 holding_segments as (
 
-    select * from {{ ref('int_run_gpu_holding_segments') }}
-    where seg_to > {{ first_recomputed_epoch() }} and seg_from < {{ after_recomputed_epoch() }}
+    -- with the unit's key, which the pieces carry (none for a unit never sampled)
+    select segments.*, unit_keys.unit_key
+    from {{ ref('int_run_gpu_holding_segments') }} as segments
+    left join {{ ref('int_gpu_unit_keys') }} as unit_keys
+        on unit_keys.gpu_uuid = segments.gpu_uuid
+        and unit_keys.mig_instance = segments.mig_instance
+    where segments.seg_to > {{ first_recomputed_epoch() }}
+        and segments.seg_from < {{ after_recomputed_epoch() }}
 
 ),
 
@@ -34,8 +40,7 @@ holding_hours as (
         holding_segments.run_id,
         holding_segments.gpu_uuid,
         holding_segments.mig_instance,
-        -- the unit's key, which the pieces carry (none for a unit never sampled)
-        unit_keys.unit_key,
+        holding_segments.unit_key,
         holding_segments.share,
         holding_segments.mapping,
         {{ spread_period_start('holding_segments.seg_from') }} as hour_epoch,
@@ -50,9 +55,6 @@ holding_hours as (
     from holding_segments
     inner join offsets
         on {{ spread_join('holding_segments.seg_from', 'holding_segments.seg_to') }}
-    left join {{ ref('int_gpu_unit_keys') }} as unit_keys
-        on unit_keys.gpu_uuid = holding_segments.gpu_uuid
-        and unit_keys.mig_instance = holding_segments.mig_instance
     where {{ in_recomputed_days(
         'floor((' ~ spread_period_start('holding_segments.seg_from') ~ ') / 86400) * 86400'
     ) }}
