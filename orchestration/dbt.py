@@ -35,9 +35,9 @@ from dagster_dbt import (
 from packaging import version
 
 from fleetledger.child_processes import children_die_with_parent, stop_children_on_sigterm
-from fleetledger.config import Config, HealthSettings, config_path, load_config
-from fleetledger.config_economics import EconomicsSettings
+from fleetledger.config import Config, config_path, load_config
 from fleetledger.config_warehouse import WarehouseSettings
+from fleetledger.env_vars import environment
 from fleetledger.incremental import (
     build_inputs,
     day_batches,
@@ -53,6 +53,7 @@ from ingest.core.findings import IngestFinding
 from ingest.core.findings_landing import LANDING_FINDINGS_SOURCE, add_ingest_findings
 from ingest.core.landing import recover_crashed_writes, write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
+from orchestration.dbt_parse import PARTIAL_PARSE, adopt_prepared_parse, config_dbt_vars
 from orchestration.ingest_assets import kinds_landing, raw_asset_key
 from orchestration.partitions import SINGLE_RUN, partitions_for
 from orchestration.resources import FleetResource
@@ -62,7 +63,6 @@ DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 LANDING_SOURCE = "landing"
 # files under the dbt project that are outputs, not inputs, of a parse
 _NOT_INPUTS = {"target", "logs", "dbt_packages", ".user.yml"}
-PARTIAL_PARSE = "partial_parse.msgpack"
 
 
 # dbt's unit tests check model logic on fixed rows, not the data: the suite runs them
@@ -76,22 +76,6 @@ DEFAULT_DBT_FILE_LOG_LEVEL = "info"
 FULL_REFRESH_TAG = "fleetledger/full_refresh"
 # the per-run dbt artifacts (manifest, run_results, dbt.log) kept under $FLEETLEDGER_HOME/build/dbt
 KEEP_BUILD_TARGETS = 3
-
-
-@contextmanager
-def environment(values: Mapping[str, str]) -> Iterator[None]:
-    """Set environment variables for the duration (dbt's child process inherits them), then
-    restore the old values."""
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def run_target_dir(home: Path, run_id: str) -> Path:
@@ -396,6 +380,10 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         }
         how = f"full refresh: {refresh}" if refresh else f"recomputing {span.first}..{span.last}"
         context.log.info(f"dbt build over {key_range.start}..{key_range.end} ({how})")
+        # the first build of a home: the parse the run started beside the ingest
+        # (orchestration/dbt_parse.py)
+        if adopt_prepared_parse(home):
+            context.log.info("dbt: using the parse cache made while the run ingested")
         target = build_target_path(home, context.run.run_id)
         record_day_batches(target, batches)
         if len(batches) > 1:
@@ -430,9 +418,8 @@ def _config_vars(fleet: FleetResource) -> dict[str, Any]:
     """The config's `health:` and `economics:` settings as dbt vars (the defaults when there
     is no config)."""
     if not config_path(fleet.home_path).exists():
-        return {**HealthSettings().dbt_vars(), **EconomicsSettings().dbt_vars()}
-    cfg = fleet.load_config()
-    return {**cfg.health.dbt_vars(), **cfg.economics.dbt_vars()}
+        return config_dbt_vars(None)
+    return config_dbt_vars(fleet.load_config())
 
 
 def _warehouse_settings(fleet: FleetResource) -> WarehouseSettings:
