@@ -277,6 +277,10 @@ def run_pipeline(
             )
         finally:
             stop_children()  # a dbt child still running when the run ends is stopped
+            # a parse no build adopted (a failed ingest): what it wrote goes
+            from orchestration.dbt_parse import discard_prepared_parse
+
+            discard_prepared_parse(home)
 
 
 def _run_locked(
@@ -298,16 +302,23 @@ def _run_locked(
         ASSET_PARTITION_RANGE_START_TAG,
     )
 
-    from ingest.core.quality_gx import prewarm as prewarm_gx
     from orchestration.build import build_definitions
     from orchestration.config_assets import CONFIG_TABLES_KEY
     from orchestration.dbt import FULL_REFRESH_TAG, dbt_project_dir, dbt_resource, run_target_dir
-    from orchestration.dbt_parse import discard_prepared_parse, prepare_home_parse
+    from orchestration.dbt_parse import prepare_home_parse
     from orchestration.ingest_assets import SOURCE_AVAILABLE_CHECK, raw_asset_key
     from orchestration.publish import WAREHOUSE_SNAPSHOT_KEY
     from orchestration.schedules import DAILY_JOB_NAME
 
     with _home_env(home), _event_batches():
+        # a home's first build: dbt parses the project from here on, on the CPU that loading the
+        # definitions and starting the run leave idle (orchestration/dbt_parse.py)
+        profile_env = {
+            "FLEETLEDGER_HOME": str(home),
+            **cfg.warehouse.env(),
+            **cfg.warehouse.dbt_env(home),
+        }
+        prepare_home_parse(home, cfg, dbt_resource(cfg), profile_env)
         say("loading definitions")
         defs = build_definitions(home)
         job = defs.resolve_job_def(DAILY_JOB_NAME)
@@ -360,15 +371,6 @@ def _run_locked(
         say(f"running {n_selected} assets over {start}..{end}")
         log_path = home / "logs" / f"run-{start}-{end}-{run_id[:8]}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        # a home's first build: dbt parses beside the ingest (orchestration/dbt_parse.py)
-        profile_env = {
-            "FLEETLEDGER_HOME": str(home),
-            **cfg.warehouse.env(),
-            **cfg.warehouse.dbt_env(home),
-        }
-        prepare_home_parse(home, cfg, dbt_resource(cfg), profile_env)
-        # and Great Expectations imports beside it, before the landing checks need it
-        prewarm_gx()
         try:
             with log_path.open("w") as log_file, _maybe_redirect(log_file, not echo):
                 result = job.execute_in_process(
@@ -381,7 +383,6 @@ def _run_locked(
                 )
         finally:
             instance.dispose()
-            discard_prepared_parse(home)
     interrupted = child_processes.interruption()
     if interrupted:
         raise RunInterrupted(f"{interrupted}; nothing was published (log: {log_path})")

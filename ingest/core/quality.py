@@ -34,6 +34,7 @@ import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,7 +42,6 @@ import polars as pl
 
 from ingest.core.errors import IngestError
 from ingest.core.quality_fast import failed_expectations
-from ingest.core.quality_gx import batch_definition, gx
 
 #: type families a suite can declare, and the scalar type GX finds in pandas for each
 TYPE_FAMILIES: dict[str, str | None] = {
@@ -183,7 +183,33 @@ class QualityResult:
 
 
 # --------------------------------------------------------------------------- GX
-# (ingest/core/quality_gx.py: Great Expectations imported once per process)
+
+
+@cache
+def _gx() -> tuple[Any, Any, Any]:
+    """(great_expectations, the expectations module, an ephemeral context without progress
+    bars), imported and built once per process."""
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    return gx, gxe, context
+
+
+@cache
+def _datasource() -> Any:
+    """The pandas data source every landing table is an asset of (one per process)."""
+    _, _, context = _gx()
+    return context.data_sources.add_pandas("fleetledger_landing")
+
+
+@cache
+def _batch_definition(table: str) -> Any:
+    """A whole-dataframe batch definition of the table's asset (created once per process)."""
+    asset = _datasource().add_dataframe_asset(table)
+    return asset.add_batch_definition_whole_dataframe("whole")
 
 
 @dataclass(frozen=True)
@@ -254,7 +280,7 @@ def expectation_specs(suite: Suite, partition: str | None) -> list[Expectation]:
 
 def build_expectations(suite: Suite, partition: str | None) -> list[Any]:
     """The GX expectation objects of `suite` for one partition."""
-    _, gxe, _ = gx()
+    _, gxe, _ = _gx()
     out = [getattr(gxe, e.gx_class_name())(**e.kwargs) for e in expectation_specs(suite, partition)]
     if partition is not None and suite.extra is not None:
         out.extend(suite.extra(partition))
@@ -377,13 +403,13 @@ def validate_frame(
         df = df if route == "polars" else df.collect()
     if pick_route(suite, len(df) if not isinstance(df, pl.LazyFrame) else 0, route) == "polars":
         return _validate_polars(df, suite, partition, source)
-    great_expectations, _, _ = gx()
+    gx, _, _ = _gx()
     expectations = build_expectations(suite, partition)
-    gx_suite = great_expectations.ExpectationSuite(
+    gx_suite = gx.ExpectationSuite(
         name=f"{suite.table}:{source or '-'}:{partition or '-'}", expectations=expectations
     )
     frame = to_pandas(df)
-    batch = batch_definition(suite.table).get_batch(batch_parameters={"dataframe": frame})
+    batch = _batch_definition(suite.table).get_batch(batch_parameters={"dataframe": frame})
     with warnings.catch_warnings():
         # GX compares tz-aware columns through Series.values (a pandas 3.1 deprecation)
         warnings.filterwarnings("ignore", message="Series.values returning an ndarray")
