@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from fleetledger.env_vars import environment
 from ingest.core.duckdb_settings import MEMORY_LIMIT_ENV, THREADS_ENV
 
 DEFAULT_MEMORY_LIMIT = "80%"
@@ -122,14 +123,5 @@ class WarehouseSettings(BaseModel):
 @contextmanager
 def warehouse_env(settings: WarehouseSettings) -> Iterator[None]:
     """Set the settings' environment variables for the duration, then restore the old ones."""
-    values = settings.env()
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
+    with environment(settings.env()):
         yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v

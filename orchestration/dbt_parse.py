@@ -1,25 +1,27 @@
-"""The first build of a home parses the dbt project while the run ingests.
+"""A home's first build: dbt parses the project while the run starts.
 
 dbt keeps a parse cache (`partial_parse.msgpack`) and re-parses only the files that changed
 since, but only when the cache was made with the same profile and vars: the profile's warehouse
 path is the home's, so the project's own cache (parsed for another home) is of no use to a new
-home, and its first build parsed every file inside the dbt step: about 4.5 s of one CPU at the
-start of the build, with the other idle (docs/performance.md). A later build of the home reuses
-the cache its last build left in `build/dbt/` (orchestration/dbt.py, `keep_partial_parse`).
+home, and its first build parsed every file inside the dbt step: about 4.4 s of one CPU at the
+start of the build of the scale benchmark's target, with the other CPU idle
+(docs/performance.md). A later build of the home reuses the cache its last build left in
+`build/dbt/` (orchestration/dbt.py, `keep_partial_parse`).
 
-So a run of a home without that cache starts `dbt parse` at its start, with the build's vars,
-target and profile environment, as a child process beside the ingest (`prepare_home_parse`);
-the dbt step waits for it and adopts its cache (`adopt_prepared_parse`) before it builds. The
-build still checks every file against the cache and re-parses what differs; a parse that failed
-or did not finish leaves no cache, and the build parses in full, as before.
-"""
+So `fleetledger run` of a home without that cache starts `dbt parse`, with the build's vars,
+target and profile environment, as a child process before it loads the definitions, on the CPU
+that loading them and starting the run leave idle (`prepare_home_parse`); the dbt step waits for
+it and adopts its cache (`adopt_prepared_parse`) before it builds. The build still checks every
+file against the cache and re-parses what differs; a parse that failed or did not finish leaves
+no cache, and the build parses in full, as before. A run Dagster launched itself starts no such
+parse."""
 
 from __future__ import annotations
 
 import json
 import shutil
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +61,8 @@ def prepared_parse_dir(home: Path) -> Path:
 @dataclass
 class _PreparedParse:
     thread: threading.Thread
-    ok: list[bool] = field(default_factory=list)
+    # the parse's outcome once it ended: [whether it succeeded]
+    ok: list[bool]
 
 
 _prepared: dict[Path, _PreparedParse] = {}
@@ -82,19 +85,19 @@ def prepare_home_parse(
     # the child takes its environment when it starts, here, on the calling thread
     with environment(env), children_die_with_parent(dbt_cli_invocation):
         invocation = dbt.cli(args, target_path=out, raise_on_error=False)
-    prepared = _PreparedParse(thread=threading.Thread(target=lambda: None))
+    ok: list[bool] = []
 
     def wait() -> None:
         try:
             invocation.wait()
-            prepared.ok.append(invocation.is_successful())
+            ok.append(invocation.is_successful())
         except Exception:  # the build parses in full instead; it reports any real error
-            prepared.ok.append(False)
+            ok.append(False)
 
-    prepared.thread = threading.Thread(target=wait, name="dbt-parse", daemon=True)
-    prepared.thread.start()
+    thread = threading.Thread(target=wait, name="dbt-parse", daemon=True)
+    thread.start()
     with _lock:
-        _prepared[home] = prepared
+        _prepared[home] = _PreparedParse(thread, ok)
     return True
 
 
