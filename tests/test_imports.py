@@ -26,6 +26,7 @@ DEFERRED = {
     # the pipeline module is imported by the CLI; Dagster loads when a run starts
     ("fleetledger.pipeline", "orchestration.build"): "Dagster on demand",
     ("fleetledger.pipeline", "orchestration.dbt"): "Dagster on demand",
+    ("fleetledger.pipeline", "orchestration.dbt_parse"): "Dagster on demand",
     ("fleetledger.pipeline", "orchestration.config_assets"): "Dagster on demand",
     ("fleetledger.pipeline", "orchestration.ingest_assets"): "Dagster on demand",
     ("fleetledger.pipeline", "orchestration.partitions"): "Dagster on demand",
