@@ -380,10 +380,10 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         }
         how = f"full refresh: {refresh}" if refresh else f"recomputing {span.first}..{span.last}"
         context.log.info(f"dbt build over {key_range.start}..{key_range.end} ({how})")
-        # the first build of a home: the parse the run started beside the ingest
+        # the first build of a home: the parse the run started at its start
         # (orchestration/dbt_parse.py)
         if adopt_prepared_parse(home):
-            context.log.info("dbt: using the parse cache made while the run ingested")
+            context.log.info("dbt: using the parse cache made at the run's start")
         target = build_target_path(home, context.run.run_id)
         record_day_batches(target, batches)
         if len(batches) > 1:

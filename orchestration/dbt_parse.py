@@ -53,7 +53,7 @@ def home_parse_cache(home: Path) -> Path:
 
 
 def prepared_parse_dir(home: Path) -> Path:
-    """Where the parse beside the ingest writes (outside `build/dbt/`, whose run folders a build
+    """Where the parse at the run's start writes (outside `build/dbt/`, whose run folders a build
     prunes)."""
     return home / "build" / "dbt_parse"
 

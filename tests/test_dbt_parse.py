@@ -1,4 +1,4 @@
-"""A home's first build parses the dbt project beside the ingest (orchestration/dbt_parse.py)."""
+"""A home's first build parses the dbt project at the run's start (orchestration/dbt_parse.py)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _dbt_log_messages(home: Path) -> list[str]:
 def test_the_first_build_of_a_home_uses_the_parse_made_beside_the_ingest(
     pipeline_home: Path,
 ) -> None:
-    # `pipeline_home` is a new home's one run: without the parse beside the ingest its build
+    # `pipeline_home` is a new home's one run: without the parse at the run's start its build
     # parsed every file ("Unable to do partial parsing because profile has changed")
     messages = _dbt_log_messages(pipeline_home)
     assert not [m for m in messages if FULL_PARSE in m], [m for m in messages if "pars" in m]
