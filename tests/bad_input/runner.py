@@ -29,7 +29,6 @@ that reason and listed as pending in the corpus summary until its fix is merged.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ import polars as pl
 import yaml
 
 from fleetledger.config import ConfigError, load_config
+from fleetledger.env_vars import environment
 from ingest.core.errors import IngestError
 from ingest.core.findings import GENERIC_CHECK, as_finding
 from ingest.core.landing import QUARANTINE_TABLE
@@ -158,16 +158,8 @@ def run_case(case: Case, folder: Path) -> Result:
     """Build the case in `folder` (empty), run it, and compare with its expectation."""
     folder.mkdir(parents=True, exist_ok=True)
     setup = case.build(folder)
-    saved = {k: os.environ.get(k) for k in setup.env}
-    os.environ.update(setup.env)
-    try:
+    with environment(setup.env):
         return _run(case, setup, folder)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _run(case: Case, setup: Setup, folder: Path) -> Result:
