@@ -406,7 +406,7 @@ def _recomputed_from(home: Path) -> dict[str, tuple[int | None, str]]:
     """The first hour each chain stored from a first day on recomputed in the home's last
     build, and why (the one-row models int_gpu_units_recompute_from,
     int_gpu_hour_states_recompute_from, int_node_hour_costs_recompute_from,
-    int_spend_recompute_from)."""
+    int_spend_recompute_from, int_team_days_recompute_from)."""
     con = duckdb.connect(str(build_path(home)), read_only=True)
     try:
         out = {}
@@ -415,6 +415,7 @@ def _recomputed_from(home: Path) -> dict[str, tuple[int | None, str]]:
             "states": "int_gpu_hour_states_recompute_from",
             "node_costs": "int_node_hour_costs_recompute_from",
             "spend": "int_spend_recompute_from",
+            "team_days": "int_team_days_recompute_from",
         }
         for name, table in tables.items():
             row = con.execute(f"select from_hour, reason from intermediate.{table}").fetchone()
@@ -691,6 +692,8 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "node_costs": (_epoch(_day(1)), "bill lines changed"),
         # the spend models follow the states (the restated lines start on day 1 too)
         "spend": (_epoch(_day(1)), "costs or failure signals changed"),
+        # so do the team days (their runs' GPU-hour costs)
+        "team_days": (_epoch(_day(1)), "costs or failure signals changed"),
     }
     changed = (None, "gpus changed")
     assert history["from_day_8"] == {
@@ -699,6 +702,7 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         # the bill did not change: the node-hour costs of day 8 only
         "node_costs": (_epoch(_day(8)), "range"),
         "spend": changed,
+        "team_days": changed,
     }
     assert history["from_day_9"] == {
         "units": (_epoch(_day(9)), "range"),
@@ -706,13 +710,16 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         # the redelivery before day 9 restated S3 lines only: no node's cost changed
         "node_costs": (_epoch(_day(9)), "range"),
         "spend": (_epoch(_day(2)), "bill lines changed"),
+        # no run's allocation changed: the states' day
+        "team_days": (_epoch(_day(9)), "range"),
     }
     assert history["from_day_10"] == {
         "units": (_epoch(_day(10)), "range"),
         "states": (_epoch(_day(10)), "range"),
         "node_costs": (_epoch(_day(10)), "range"),
-        # day 10's sacct moved a job of day 3 to another team
+        # day 10's sacct moved a job of day 3 to another team: its spend and its team days
         "spend": (_epoch(_day(3)), "runs changed"),
+        "team_days": (_epoch(_day(3)), "runs changed"),
     }
     full = (None, "full build")
     assert history["from_full"] == {
@@ -720,6 +727,7 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "states": full,
         "node_costs": full,
         "spend": full,
+        "team_days": full,
     }
 
 
@@ -744,6 +752,8 @@ def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: d
         "states": (_epoch(_day(5)), "range"),
         "node_costs": (_epoch(_day(5)), "range"),
         "spend": (_epoch(_day(2)), "runs changed"),
+        # a new user is not a change of the job's allocation: day 5 alone
+        "team_days": (_epoch(_day(5)), "range"),
     }
     assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_breakdown_day_5"]
     for n, first in ((6, 1), (9, 2), (10, 3)):

@@ -90,10 +90,18 @@ COPIED_COLUMNS = (
     ("int_spend_line_inputs", "cost"),
     ("int_spend_run_inputs", "kind"),
     ("int_billing_line_inputs", "other_amount"),
+    ("int_run_allocation_inputs", "ended_epoch"),
 )
 REASONS = " union all ".join(
     f"select '{name}', reason from intermediate.int_{name}_recompute_from"
-    for name in ("gpu_units", "gpu_hour_states", "node_hour_costs", "spend", "billing_lines")
+    for name in (
+        "gpu_units",
+        "gpu_hour_states",
+        "node_hour_costs",
+        "spend",
+        "billing_lines",
+        "team_days",
+    )
 )
 
 
@@ -158,6 +166,7 @@ def test_an_upgrade_rebuilds_in_full_whatever_columns_the_old_copies_had(homes) 
         ("gpu_units", "full build"),
         ("node_hour_costs", "full build"),
         ("spend", "full build"),
+        ("team_days", "full build"),
     ]
     problems, _ = compare_marts(homes["upgraded_marts"], homes["full_marts"])
     assert not problems, "\n".join(problems)

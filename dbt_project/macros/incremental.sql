@@ -386,6 +386,22 @@
     from {{ model_relation('int_runs') }}
 {%- endmacro %}
 
+{#- What the scheduler's allocation per run and day (int_run_allocated_days) and the team days
+    (fct_team_gpu_hours_daily) read of each started run: its team, GPU equivalents, start and
+    end (null: still running, allocated to the end of the window). A run's days change only
+    when one of these does, and only from the first moment the two versions differ
+    (int_team_days_recompute_from); the copy is int_run_allocation_inputs -#}
+{% macro run_allocation_inputs() -%}
+    select
+        run_id,
+        coalesce(team, '') as team,
+        round(gpu_equivalents, 6) as gpu_equivalents,
+        {{ to_epoch('started_at') }} as started_epoch,
+        {{ to_epoch('ended_at') }} as ended_epoch
+    from {{ model_relation('int_runs') }}
+    where started_at is not null
+{%- endmacro %}
+
 {#- What int_gpu_units' rows before a run's range depend on, besides the reports before it:
     each GPU's slot, tenure and first reported hour (null: it never reported) -#}
 {% macro gpu_unit_inputs() -%}

@@ -297,6 +297,7 @@ def test_a_one_day_incremental_run_overwrites_only_that_days_partitions(
         "int_gpu_units_recompute_from",
         "int_node_hour_costs_recompute_from",
         "int_spend_recompute_from",
+        "int_team_days_recompute_from",
     ]
     args = [dbt, "run", "--target", "spark", "-s", *day_models, *choosers]
     args += ["--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)]

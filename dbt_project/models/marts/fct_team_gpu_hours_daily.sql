@@ -4,6 +4,12 @@
 -- allocated-idle GPU-hours, direct cost, GPU energy and, on rate-card nodes, its cost). Every
 -- accounted day, whichever sources landed: a Slurm-only warehouse has its allocation here.
 -- Runs no team rule matched are `unattributed`.
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the
+-- days from the first hour int_team_days_recompute_from chose on (the GPU-hour states' first
+-- day, or the first day a run's allocation or team changed).
+-- (the first hour: {{ ref('int_team_days_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_team_days_recompute_from') }}
+{%- set from_hour = first_recomputed_hour('int_team_days_recompute_from') %}
 with
 
 allocated as (
@@ -14,6 +20,7 @@ allocated as (
         count(distinct run_id) as runs,
         sum(allocated_gpu_seconds) / 3600 as allocated_gpu_hours
     from {{ ref('int_run_allocated_days') }}
+    where day_epoch >= {{ from_hour }}
     group by day_epoch, team
 
 ),
@@ -31,6 +38,7 @@ held as (
     from {{ ref('int_run_gpu_hour_costs') }} as run_hours
     inner join {{ ref('fct_runs') }} as run_teams
         on run_teams.run_id = run_hours.run_id
+    where run_hours.day_epoch >= {{ from_hour }}
     group by run_hours.day_epoch, run_teams.team
 
 ),
@@ -46,7 +54,8 @@ final as (
         coalesce(held.allocated_idle_gpu_hours, 0) as allocated_idle_gpu_hours,
         coalesce(held.cost, 0) as cost,
         coalesce(held.energy_kwh, 0) as energy_kwh,
-        held.energy_cost
+        held.energy_cost,
+        allocated.day_epoch
     from allocated
     left join held
         on held.day_epoch = allocated.day_epoch

@@ -1,11 +1,20 @@
 -- What the scheduler allocated each started run on each accounted UTC day (docs/metrics.md,
 -- fct_team_gpu_hours_daily): its GPU equivalents x the part of [started_at, ended_at or the
 -- end of the window) inside the day, in GPU-seconds, with the run's team.
+-- Stored by day (macros/incremental.sql): a run rewrites the days from the first hour
+-- int_team_days_recompute_from chose on (the GPU-hour states' first day, or the first day a
+-- run's allocation changed: a later sacct export can end, move or withdraw a job of an earlier
+-- day). A running run's last day ends at the window's end, the end of the last accounted day:
+-- a later day's run finds the same whole days before its range.
+-- (the first hour: {{ ref('int_team_days_recompute_from') }})
+{{ incremental_by_day(to_last_day='int_team_days_recompute_from') }}
+{%- set from_hour = first_recomputed_hour('int_team_days_recompute_from') %}
 with
 
 days as (
 
     select day_epoch from {{ ref('int_days') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
