@@ -406,7 +406,7 @@ def _recomputed_from(home: Path) -> dict[str, tuple[int | None, str]]:
     """The first hour each chain stored from a first day on recomputed in the home's last
     build, and why (the one-row models int_gpu_units_recompute_from,
     int_gpu_hour_states_recompute_from, int_node_hour_costs_recompute_from,
-    int_spend_recompute_from, int_team_days_recompute_from)."""
+    int_spend_recompute_from, int_team_days_recompute_from, int_inference_recompute_from)."""
     con = duckdb.connect(str(build_path(home)), read_only=True)
     try:
         out = {}
@@ -416,6 +416,7 @@ def _recomputed_from(home: Path) -> dict[str, tuple[int | None, str]]:
             "node_costs": "int_node_hour_costs_recompute_from",
             "spend": "int_spend_recompute_from",
             "team_days": "int_team_days_recompute_from",
+            "inference": "int_inference_recompute_from",
         }
         for name, table in tables.items():
             row = con.execute(f"select from_hour, reason from intermediate.{table}").fetchone()
@@ -694,6 +695,7 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "spend": (_epoch(_day(1)), "costs or failure signals changed"),
         # so do the team days (their runs' GPU-hour costs)
         "team_days": (_epoch(_day(1)), "costs or failure signals changed"),
+        "inference": (_epoch(_day(1)), "costs or failure signals changed"),
     }
     changed = (None, "gpus changed")
     assert history["from_day_8"] == {
@@ -703,6 +705,7 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "node_costs": (_epoch(_day(8)), "range"),
         "spend": changed,
         "team_days": changed,
+        "inference": changed,
     }
     assert history["from_day_9"] == {
         "units": (_epoch(_day(9)), "range"),
@@ -712,6 +715,7 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "spend": (_epoch(_day(2)), "bill lines changed"),
         # no run's allocation changed: the states' day
         "team_days": (_epoch(_day(9)), "range"),
+        "inference": (_epoch(_day(9)), "range"),
     }
     assert history["from_day_10"] == {
         "units": (_epoch(_day(10)), "range"),
@@ -720,6 +724,8 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         # day 10's sacct moved a job of day 3 to another team: its spend and its team days
         "spend": (_epoch(_day(3)), "runs changed"),
         "team_days": (_epoch(_day(3)), "runs changed"),
+        # no inference run changed
+        "inference": (_epoch(_day(10)), "range"),
     }
     full = (None, "full build")
     assert history["from_full"] == {
@@ -728,6 +734,7 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "node_costs": full,
         "spend": full,
         "team_days": full,
+        "inference": full,
     }
 
 
@@ -754,6 +761,7 @@ def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: d
         "spend": (_epoch(_day(2)), "runs changed"),
         # a new user is not a change of the job's allocation: day 5 alone
         "team_days": (_epoch(_day(5)), "range"),
+        "inference": (_epoch(_day(5)), "range"),
     }
     assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_breakdown_day_5"]
     for n, first in ((6, 1), (9, 2), (10, 3)):

@@ -91,6 +91,7 @@ COPIED_COLUMNS = (
     ("int_spend_run_inputs", "kind"),
     ("int_billing_line_inputs", "other_amount"),
     ("int_run_allocation_inputs", "ended_epoch"),
+    ("int_inference_run_inputs", "ended_epoch"),
 )
 REASONS = " union all ".join(
     f"select '{name}', reason from intermediate.int_{name}_recompute_from"
@@ -101,6 +102,7 @@ REASONS = " union all ".join(
         "spend",
         "billing_lines",
         "team_days",
+        "inference",
     )
 )
 
@@ -164,6 +166,7 @@ def test_an_upgrade_rebuilds_in_full_whatever_columns_the_old_copies_had(homes) 
         ("billing_lines", "full build"),
         ("gpu_hour_states", "full build"),
         ("gpu_units", "full build"),
+        ("inference", "full build"),
         ("node_hour_costs", "full build"),
         ("spend", "full build"),
         ("team_days", "full build"),

@@ -402,6 +402,32 @@
     where started_at is not null
 {%- endmacro %}
 
+{#- What the inference run hours (int_inference_run_hours, and int_inference_run_days,
+    fct_inference_hourly, fct_inference_daily that sum them) read of each inference run beside
+    the stored hours: its team, pod, life and the models its server served over that life (a row
+    per run and model: a run serving several models splits each hour's GPU-hours evenly between
+    all of them, so a model it serves later changes its earlier hours). A server's hour belongs
+    to the run of its namespace and pod whose life reaches into the hour. The copy is
+    int_inference_run_inputs; int_inference_run_hours reads its models from here too (with
+    ref(), so that its dbt unit tests give the rows) -#}
+{% macro inference_run_inputs() -%}
+    select distinct
+        runs.run_id,
+        runs.team,
+        runs.k8s_namespace,
+        runs.pod_name,
+        {{ to_epoch('runs.started_at') }} as started_epoch,
+        {{ to_epoch('runs.ended_at') }} as ended_epoch,
+        servers.model_name
+    from {{ ref('int_runs') }} as runs
+    inner join {{ ref('int_inference_server_hours') }} as servers
+        on runs.k8s_namespace = servers.k8s_namespace
+        and runs.pod_name = servers.k8s_pod
+        and servers.hour_epoch + 3600 > {{ to_epoch('runs.started_at') }}
+        and (runs.ended_at is null or servers.hour_epoch <= {{ to_epoch('runs.ended_at') }})
+    where runs.scheduler = 'kubernetes' and runs.started_at is not null
+{%- endmacro %}
+
 {#- What int_gpu_units' rows before a run's range depend on, besides the reports before it:
     each GPU's slot, tenure and first reported hour (null: it never reported) -#}
 {% macro gpu_unit_inputs() -%}

@@ -1,10 +1,17 @@
 -- Inference unit economics per run, served model and UTC hour (docs/metrics.md, "Inference
 -- unit economics"): int_inference_run_hours with the ratios of the inference_unit_costs macro.
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the
+-- days from the first hour int_inference_recompute_from chose on (the GPU-hour states' first
+-- day, or the start of an inference run that changed).
+-- (the first hour: {{ ref('int_inference_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_inference_recompute_from') }}
+{%- set from_hour = first_recomputed_hour('int_inference_recompute_from') %}
 with
 
 run_hours as (
 
     select * from {{ ref('int_inference_run_hours') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
@@ -29,7 +36,8 @@ final as (
         mean_requests_waiting,
         mean_kv_cache_usage,
         mean_utilization,
-        max_memory_used_mib
+        max_memory_used_mib,
+        day_epoch
     from run_hours
 
 )

@@ -2,11 +2,17 @@
 -- GPU-hours and cost add up; a day's latency is its worst hour's (the highest hourly TTFT p50 /
 -- p95 and end-to-end p95: what an SLO is held to; quantiles of hours do not combine into the
 -- day's quantile); gauges are the mean of the hourly means; utilisation is weighted by GPU-hours.
+-- Stored by day with the run hours it sums (macros/incremental.sql): a run rewrites the days
+-- from the first hour int_inference_recompute_from chose on.
+-- (the first hour: {{ ref('int_inference_recompute_from') }})
+{{ incremental_by_day(to_last_day='int_inference_recompute_from') }}
+{%- set from_hour = first_recomputed_hour('int_inference_recompute_from') %}
 with
 
 run_hours as (
 
     select * from {{ ref('int_inference_run_hours') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 

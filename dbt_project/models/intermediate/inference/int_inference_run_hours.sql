@@ -3,7 +3,15 @@
 -- it served and how fast (int_inference_server_hours) beside its GPU-hours, direct cost and
 -- GPU utilisation (int_run_gpu_hour_costs; the hour's DCGM mean utilisation and highest memory
 -- of the GPUs it held, int_gpu_hour_states, weighted by held seconds). Shared idle cost is not
--- in `cost`. A run serving several models splits its GPU-hours and cost evenly between them.
+-- in `cost`. A run serving several models splits its GPU-hours and cost evenly between them
+-- (the models it served over its whole life: macros/incremental.sql, `inference_run_inputs`).
+-- Stored by day (macros/incremental.sql): a run rewrites the days from the first hour
+-- int_inference_recompute_from chose on (the GPU-hour states' first day, the start of an
+-- inference run whose team, pod, start or served models changed, or the end of one whose end
+-- alone changed).
+-- (the first hour: {{ ref('int_inference_recompute_from') }})
+{{ incremental_by_day(to_last_day='int_inference_recompute_from') }}
+{%- set from_hour = first_recomputed_hour('int_inference_recompute_from') %}
 with
 
 runs as (
@@ -23,12 +31,14 @@ runs as (
 servers as (
 
     select * from {{ ref('int_inference_server_hours') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
 run_gpu_hours as (
 
     select * from {{ ref('int_run_gpu_hour_costs') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
@@ -36,6 +46,7 @@ gpu_states as (
 
     select gpu_uuid, hour_epoch, mean_utilization, max_memory_used_mib
     from {{ ref('int_gpu_hour_states') }}
+    where hour_epoch >= {{ from_hour }}
 
 ),
 
@@ -56,12 +67,15 @@ served as (
 
 run_models as (
 
+    -- every model the run served over its life, not only in the recomputed hours
     select
         run_id,
         team,
         model_name,
         count(*) over (partition by run_id) as models
-    from (select distinct run_id, team, model_name from served) as distinct_models
+    from (
+        select distinct run_id, team, model_name from ({{ inference_run_inputs() }}) as inputs
+    ) as distinct_models
 
 ),
 
