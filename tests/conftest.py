@@ -237,7 +237,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         module = getattr(item, "module", None)
         builds = module is not None and any(
-            hasattr(module, name) for name in ("dbt_build", "dbt_run", "run_pipeline")
+            hasattr(module, name)
+            for name in ("dbt_build", "dbt_build_models_of_day", "dbt_run", "run_pipeline")
         )
         if builds or WAREHOUSE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.warehouse)

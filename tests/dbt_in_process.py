@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,20 @@ def dbt_build(
         if getattr(r, "status", None) not in ("success", "pass")
     ]
     assert result.success, f"dbt build failed: {result.exception or failed}"
+
+
+def dbt_build_models_of_day(home: Path, select: str, *, run_id: str, day: date | None) -> None:
+    """Build (and test) `select` as `fleetledger run --date day` builds it (the days its day
+    models recompute: `day` alone), or in full (`day` None). The relationship and singular
+    tests of the selected models are left out: they read models the selection leaves out."""
+    env = {"FLEETLEDGER_RECOMPUTE_START": str(day), "FLEETLEDGER_RECOMPUTE_END": str(day)}
+    dbt_build(
+        home,
+        select,
+        exclude="test_name:relationships test_type:singular",
+        run_id=run_id,
+        env=env if day else None,
+    )
 
 
 def dbt_invoke(

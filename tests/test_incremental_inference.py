@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dbt_in_process import dbt_build
+from dbt_in_process import dbt_build_models_of_day
 from edge_rows import built_rows, dcgm, every, frame
 
 from fleetledger.config import Config
@@ -123,15 +123,7 @@ def _land_first(home: Path) -> None:
 
 def _build(home: Path, run_id: str, day: date | None) -> None:
     """A build of `day` alone (as `fleetledger run --date` does), or in full (None)."""
-    env = {"FLEETLEDGER_RECOMPUTE_START": str(day), "FLEETLEDGER_RECOMPUTE_END": str(day)}
-    # (the relationship and singular tests of the selected models reach models not selected)
-    dbt_build(
-        home,
-        SELECT,
-        exclude="test_name:relationships test_type:singular",
-        run_id=run_id,
-        env=env if day else None,
-    )
+    dbt_build_models_of_day(home, SELECT, run_id=run_id, day=day)
 
 
 @pytest.fixture(scope="module")

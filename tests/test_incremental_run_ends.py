@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dbt_in_process import dbt_build
+from dbt_in_process import dbt_build_models_of_day
 from edge_rows import built_rows, dcgm, every, frame, slurm_job
 
 from fleetledger.config import Config
@@ -108,15 +108,7 @@ def _redeliver_d2(home: Path, second: bool) -> None:
 
 
 def _build(home: Path, run_id: str, range_d2: bool) -> None:
-    env = {"FLEETLEDGER_RECOMPUTE_START": str(D2), "FLEETLEDGER_RECOMPUTE_END": str(D2)}
-    # (the relationship and singular tests of the selected models reach models not selected)
-    dbt_build(
-        home,
-        SELECT,
-        exclude="test_name:relationships test_type:singular",
-        run_id=run_id,
-        env=env if range_d2 else None,
-    )
+    dbt_build_models_of_day(home, SELECT, run_id=run_id, day=D2 if range_d2 else None)
 
 
 def _full_build_of(home: Path, tmp: Path) -> dict[str, list[tuple]]:

@@ -296,6 +296,37 @@
         '{{ "full build" if range_start is none else "no earlier build" }}' as reason
 {%- endmacro %}
 
+{#- The choice of a one-row `*_recompute_from` model that starts from an earlier chooser's
+    (the CTE `chosen_before`: from_hour, reason) and compares nothing (the body of its final
+    CTE): every hour, saying why (the earlier chooser's reason when that was every hour too:
+    a full build, the GPUs changed; else `no earlier build`: no copy of its inputs to compare
+    with) -#}
+{% macro uncompared_choice(chosen_before) -%}
+    select
+        cast(null as bigint) as from_hour,
+        case when from_hour is null then reason else 'no earlier build' end as reason
+    from {{ chosen_before }}
+{%- endmacro %}
+
+{#- The choice of a one-row `*_recompute_from` model that follows int_gpu_hour_states' (the CTE
+    `states_from`) or starts earlier, on the first day its runs changed (`run_day` of the
+    one-row CTE `first_change`; null: none changed): the body of its final CTE. Every hour
+    when the states' choice is every hour. -#}
+{% macro states_or_runs_choice() -%}
+    select
+        cast(case
+            when states_from.from_hour is null then null
+            else least(states_from.from_hour, coalesce(first_change.run_day, states_from.from_hour))
+        end as bigint) as from_hour,
+        case
+            when states_from.from_hour is null then states_from.reason
+            when first_change.run_day < states_from.from_hour then 'runs changed'
+            else states_from.reason
+        end as reason
+    from states_from
+    cross join first_change
+{%- endmacro %}
+
 {#- The rows in one of two relations (CTEs) of the same columns and not in the other, both
     ways: what changed between the inputs a model stored from a first day on was last built from
     (`built`) and this run's (`now`), restricted by `where`. A subquery:

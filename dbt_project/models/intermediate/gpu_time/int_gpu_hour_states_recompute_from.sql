@@ -70,10 +70,7 @@ final as (
 
 final as (
 
-    select
-        cast(null as bigint) as from_hour,
-        case when from_hour is null then reason else 'no earlier build' end as reason
-    from units_from
+    {{ uncompared_choice('units_from') }}
 
 )
 

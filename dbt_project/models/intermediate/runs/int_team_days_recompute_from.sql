@@ -67,18 +67,7 @@ first_change as (
 
 final as (
 
-    select
-        cast(case
-            when states_from.from_hour is null then null
-            else least(states_from.from_hour, coalesce(first_change.run_day, states_from.from_hour))
-        end as bigint) as from_hour,
-        case
-            when states_from.from_hour is null then states_from.reason
-            when first_change.run_day < states_from.from_hour then 'runs changed'
-            else states_from.reason
-        end as reason
-    from states_from
-    cross join first_change
+    {{ states_or_runs_choice() }}
 
 )
 
@@ -86,10 +75,7 @@ final as (
 
 final as (
 
-    select
-        cast(null as bigint) as from_hour,
-        case when from_hour is null then reason else 'no earlier build' end as reason
-    from states_from
+    {{ uncompared_choice('states_from') }}
 
 )
 
