@@ -32,7 +32,8 @@ def test_a_bad_later_dump_keeps_both_days_gpu_seconds(tmp_path: Path) -> None:
     ingest_source(cfg, source, [D1, D2], home)
     dbt_build(home, "+int_run_allocated_days", exclude="test_type:singular")
 
-    con = duckdb.connect(str(home / "build/warehouse.duckdb"), read_only=True)
+    # a day model: in the day models' own file (docs/operations.md)
+    con = duckdb.connect(str(home / "build/history.duckdb"), read_only=True)
     got = rows(
         con,
         "select day_epoch, split_part(run_id, ':', 3) as job, allocated_gpu_seconds as s"
