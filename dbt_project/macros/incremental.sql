@@ -309,10 +309,10 @@
 {%- endmacro %}
 
 {#- The choice of a one-row `*_recompute_from` model that follows int_gpu_hour_states' (the CTE
-    `states_from`) or starts earlier, on the first day its runs changed (`run_day` of the
-    one-row CTE `first_change`; null: none changed): the body of its final CTE. Every hour
-    when the states' choice is every hour. -#}
-{% macro states_or_runs_choice() -%}
+    `states_from`) or starts earlier, on the day of the first moment a run changed (the CTE
+    `changed_runs`: a row per changed run, `changed_from` in epoch seconds; none: no run
+    changed): the body of its final CTE. Every hour when the states' choice is every hour. -#}
+{% macro states_or_runs_choice(changed_runs) -%}
     select
         cast(case
             when states_from.from_hour is null then null
@@ -324,7 +324,9 @@
             else states_from.reason
         end as reason
     from states_from
-    cross join first_change
+    cross join (
+        select floor(min(changed_from) / 86400) * 86400 as run_day from {{ changed_runs }}
+    ) as first_change
 {%- endmacro %}
 
 {#- The rows in one of two relations (CTEs) of the same columns and not in the other, both

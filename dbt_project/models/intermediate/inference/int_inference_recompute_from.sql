@@ -59,16 +59,9 @@ changed_runs as (
 
 ),
 
-first_change as (
-
-    select floor(min(changed_from) / 86400) * 86400 as run_day
-    from changed_runs
-
-),
-
 final as (
 
-    {{ states_or_runs_choice() }}
+    {{ states_or_runs_choice('changed_runs') }}
 
 )
 
