@@ -406,7 +406,8 @@ def _recomputed_from(home: Path) -> dict[str, tuple[int | None, str]]:
     """The first hour each chain stored from a first day on recomputed in the home's last
     build, and why (the one-row models int_gpu_units_recompute_from,
     int_gpu_hour_states_recompute_from, int_node_hour_costs_recompute_from,
-    int_spend_recompute_from, int_team_days_recompute_from, int_inference_recompute_from)."""
+    int_spend_recompute_from, int_team_days_recompute_from, int_inference_recompute_from,
+    int_fleet_health_recompute_from, int_ops_daily_recompute_from)."""
     con = duckdb.connect(str(build_path(home)), read_only=True)
     try:
         out = {}
@@ -417,6 +418,8 @@ def _recomputed_from(home: Path) -> dict[str, tuple[int | None, str]]:
             "spend": "int_spend_recompute_from",
             "team_days": "int_team_days_recompute_from",
             "inference": "int_inference_recompute_from",
+            "health": "int_fleet_health_recompute_from",
+            "ops": "int_ops_daily_recompute_from",
         }
         for name, table in tables.items():
             row = con.execute(f"select from_hour, reason from intermediate.{table}").fetchone()
@@ -696,6 +699,12 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         # so do the team days (their runs' GPU-hour costs)
         "team_days": (_epoch(_day(1)), "costs or failure signals changed"),
         "inference": (_epoch(_day(1)), "costs or failure signals changed"),
+        # and the fleet health (its node-days sum the states)
+        "health": (_epoch(_day(1)), "costs or failure signals changed"),
+        # the operations count runs and outages, not costs: the range. A job of the generated
+        # fleet that ran over midnight is RUNNING in one day's export and ended in the next:
+        # only its end changed, which counts on its end's day, in the range
+        "ops": (_epoch(_day(6)), "range"),
     }
     changed = (None, "gpus changed")
     assert history["from_day_8"] == {
@@ -706,6 +715,9 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "spend": changed,
         "team_days": changed,
         "inference": changed,
+        "health": changed,
+        # nor the GPUs
+        "ops": (_epoch(_day(8)), "range"),
     }
     assert history["from_day_9"] == {
         "units": (_epoch(_day(9)), "range"),
@@ -716,6 +728,10 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         # no run's allocation changed: the states' day
         "team_days": (_epoch(_day(9)), "range"),
         "inference": (_epoch(_day(9)), "range"),
+        # the health signals rewrite the day before the range too (its last samples cover
+        # into it); no XID, straggler or outage of an earlier day changed
+        "health": (_epoch(_day(8)), "range"),
+        "ops": (_epoch(_day(9)), "range"),
     }
     assert history["from_day_10"] == {
         "units": (_epoch(_day(10)), "range"),
@@ -726,6 +742,9 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "team_days": (_epoch(_day(3)), "runs changed"),
         # no inference run changed
         "inference": (_epoch(_day(10)), "range"),
+        "health": (_epoch(_day(9)), "range"),
+        # a job's team is not what the operations count
+        "ops": (_epoch(_day(10)), "range"),
     }
     full = (None, "full build")
     assert history["from_full"] == {
@@ -735,6 +754,8 @@ def test_gpu_hour_states_recompute_from_the_first_day_whose_inputs_changed(histo
         "spend": full,
         "team_days": full,
         "inference": full,
+        "health": full,
+        "ops": full,
     }
 
 
@@ -762,6 +783,9 @@ def test_spend_recomputes_from_the_first_day_of_a_changed_line_or_run(history: d
         # a new user is not a change of the job's allocation: day 5 alone
         "team_days": (_epoch(_day(5)), "range"),
         "inference": (_epoch(_day(5)), "range"),
+        "health": (_epoch(_day(4)), "range"),
+        # nor its user
+        "ops": (_epoch(_day(5)), "range"),
     }
     assert f"where day_epoch >= {_epoch(_day(2))}" in history["spend_breakdown_day_5"]
     for n, first in ((6, 1), (9, 2), (10, 3)):

@@ -92,6 +92,8 @@ COPIED_COLUMNS = (
     ("int_billing_line_inputs", "other_amount"),
     ("int_run_allocation_inputs", "ended_epoch"),
     ("int_inference_run_inputs", "ended_epoch"),
+    ("int_fleet_health_inputs", "other_amount"),
+    ("int_ops_daily_inputs", "started_amount"),
 )
 REASONS = " union all ".join(
     f"select '{name}', reason from intermediate.int_{name}_recompute_from"
@@ -103,6 +105,8 @@ REASONS = " union all ".join(
         "billing_lines",
         "team_days",
         "inference",
+        "fleet_health",
+        "ops_daily",
     )
 )
 
@@ -164,10 +168,12 @@ def test_an_upgrade_rebuilds_in_full_whatever_columns_the_old_copies_had(homes) 
     # (they compared nothing), and the marts are the full build's
     assert sorted(homes["upgraded_reasons"]) == [
         ("billing_lines", "full build"),
+        ("fleet_health", "full build"),
         ("gpu_hour_states", "full build"),
         ("gpu_units", "full build"),
         ("inference", "full build"),
         ("node_hour_costs", "full build"),
+        ("ops_daily", "full build"),
         ("spend", "full build"),
         ("team_days", "full build"),
     ]

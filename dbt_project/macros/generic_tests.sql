@@ -120,6 +120,50 @@
         or {% if max_value is not none %}{{ column_name }} > {{ max_value }}{% else %}false{% endif %}
 {% endtest %}
 
+{#- A one-row `*_recompute_from` model (macros/incremental.sql): exactly one row, whose
+    `reason` is one of `reasons` (a reason misspelt, or none, fails as a row saying so). One
+    test node where a grain test, not_null and accepted_values would be three (each test node
+    costs a build about 0.1 s of dbt's own work). -#}
+{% test one_chosen_hour(model, reasons) %}
+    with
+
+    chosen as (select from_hour, reason from {{ model }}),
+
+    row_count as (select count(*) as n from chosen)
+
+    select 'rows: ' || cast(n as string) as problem
+    from row_count
+    where n <> 1
+    union all
+    select 'reason: ' || coalesce(reason, 'null') as problem
+    from chosen
+    where reason is null or reason not in (
+        {%- for r in reasons %}'{{ r }}'{% if not loop.last %}, {% endif %}{% endfor -%}
+    )
+{% endtest %}
+
+{#- accepted_range over several columns of a model in one scan and one test node: each of
+    `ranges` is {column, min_value, max_value} (either bound may be left out; a bound may be an
+    expression over the row, such as another column). A failing row says which column is out of
+    range first (`out_of_range`). -#}
+{% test accepted_ranges(model, ranges) %}
+    select *
+    from (
+        select
+            case
+                {%- for r in ranges %}
+                when
+                    {% if r.get('min_value') is not none %}{{ r['column'] }} < {{ r['min_value'] }}{% else %}false{% endif %}
+                    or {% if r.get('max_value') is not none %}{{ r['column'] }} > {{ r['max_value'] }}{% else %}false{% endif %}
+                    then '{{ r['column'] }}'
+                {%- endfor %}
+            end as out_of_range,
+            checked.*
+        from (select * from {{ model }}) as checked
+    ) as checked_rows
+    where out_of_range is not null
+{% endtest %}
+
 {% test sums_to(model, columns, total, tolerance=0.001) %}
     select *
     from {{ model }}

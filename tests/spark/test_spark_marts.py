@@ -293,10 +293,12 @@ def test_a_one_day_incremental_run_overwrites_only_that_days_partitions(
     choosers = sorted(p.stem for p in PROJECT.glob("models/**/*_recompute_from.sql"))
     assert choosers == [
         "int_billing_lines_recompute_from",
+        "int_fleet_health_recompute_from",
         "int_gpu_hour_states_recompute_from",
         "int_gpu_units_recompute_from",
         "int_inference_recompute_from",
         "int_node_hour_costs_recompute_from",
+        "int_ops_daily_recompute_from",
         "int_spend_recompute_from",
         "int_team_days_recompute_from",
     ]

@@ -7,36 +7,47 @@
 --   throttle, ECC, remapped rows: int_health_node_day_signals, null where the node does not
 --     export the field;
 --   stragglers: int_health_node_day_stragglers; outages: int_health_node_day_outages.
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the
+-- days from the first hour int_fleet_health_recompute_from chose on (the GPU-hour states' first
+-- day or the day before the range, or the first day whose XIDs, stragglers or outages changed).
+-- (the first hour: {{ ref('int_fleet_health_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_fleet_health_recompute_from') }}
+{%- set from_hour = first_recomputed_hour('int_fleet_health_recompute_from') %}
 {%- set xid_codes = (var('fatal_xids') + var('health_xid_codes')) | unique | sort %}
 with
 
 node_days as (
 
     select * from {{ ref('int_health_node_days') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
 xids as (
 
     select * from {{ ref('int_health_node_day_xids') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
 signals as (
 
     select * from {{ ref('int_health_node_day_signals') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
 stragglers as (
 
     select * from {{ ref('int_health_node_day_stragglers') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
 outages as (
 
     select * from {{ ref('int_health_node_day_outages') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
@@ -79,7 +90,8 @@ final as (
         cast(coalesce(stragglers.stragglers, 0) as integer) as stragglers,
         coalesce(stragglers.straggler_gpu_seconds, 0) as straggler_gpu_seconds,
         cast(coalesce(outages.outage_events, 0) as integer) as outage_events,
-        coalesce(outages.scheduler_down_seconds, 0) as scheduler_down_seconds
+        coalesce(outages.scheduler_down_seconds, 0) as scheduler_down_seconds,
+        node_days.day_epoch
     from node_days
     left join nodes
         on nodes.host = node_days.host

@@ -1,11 +1,18 @@
 -- Operations per UTC day (docs/metrics.md): runs ended and their outcome, queue wait of runs
 -- started, pending GPU demand at the end of the day (Kueue workloads waiting for admission
 -- included), Kueue admission waits, evictions and requeues, node outages and their MTTR.
+-- Stored by day (macros/incremental.sql, `incremental_published_by_day`): a run rewrites the
+-- days from the first hour int_ops_daily_recompute_from chose on (its range, or the first
+-- earlier day a run, a Kueue workload or dump or an outage that changed counts differently in).
+-- (the first hour: {{ ref('int_ops_daily_recompute_from') }})
+{{ incremental_published_by_day(to_last_day='int_ops_daily_recompute_from') }}
+{%- set from_hour = first_recomputed_hour('int_ops_daily_recompute_from') %}
 with
 
 days as (
 
     select day_epoch from {{ ref('int_days') }}
+    where day_epoch >= {{ from_hour }}
 
 ),
 
@@ -219,7 +226,8 @@ final as (
         cast(coalesce(kueue_events.requeues, 0) as integer) as kueue_requeues,
         cast(coalesce(outages_started.outages_started, 0) as integer) as outages_started,
         cast(coalesce(outages.outages_ended, 0) as integer) as outages_ended,
-        outages.mttr_seconds
+        outages.mttr_seconds,
+        days.day_epoch
     from days
     left join ended
         on ended.day_epoch = days.day_epoch

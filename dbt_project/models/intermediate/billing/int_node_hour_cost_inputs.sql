@@ -1,4 +1,4 @@
--- The bill lines int_node_hour_costs was last built from (macros/incremental.sql,
+-- The bill lines int_node_hour_costs was last built from (macros/chooser_inputs.sql,
 -- `node_cost_inputs`). Built after it, so that the next run compares its own with these: it
 -- then recomputes the node-hour costs from the first day of a line that changed.
 -- Stored by the day of each span's start in the build warehouse (macros/incremental.sql,

@@ -1,4 +1,4 @@
--- The bill lines the spend models stored by day were last built from (macros/incremental.sql,
+-- The bill lines the spend models stored by day were last built from (macros/chooser_inputs.sql,
 -- `spend_line_inputs`). Built after them, so that the next run compares its own with these:
 -- they then recompute from the first day of a line that changed (int_spend_recompute_from).
 -- Stored by billing period in the build warehouse (`incremental_published_by_day`) from the

@@ -1,4 +1,4 @@
--- The runs the spend models stored by day were last built from (macros/incremental.sql,
+-- The runs the spend models stored by day were last built from (macros/chooser_inputs.sql,
 -- `spend_run_inputs`: each run's team, kind and user). Built after them, so that the next run
 -- compares its own with these: they then recompute from the first day of a run that changed
 -- (int_spend_recompute_from). A full table: a later sacct export can change any run.

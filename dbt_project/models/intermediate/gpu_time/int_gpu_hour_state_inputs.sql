@@ -1,6 +1,6 @@
 -- What the GPU-hour states and the runs' GPU-hour costs of the last build read from full
 -- tables, per hour: each GPU unit's unheld seconds with a failure signal (int_gpu_hour_gaps) and
--- each node's cost and energy (int_node_hour_costs) (macros/incremental.sql,
+-- each node's cost and energy (int_node_hour_costs) (macros/chooser_inputs.sql,
 -- `gpu_hour_state_inputs`). Built after the models stored from that choice, so that the next run
 -- compares its own with these: int_gpu_hour_states, int_run_gpu_hour_costs, fct_gpu_hours and
 -- fct_run_gpu_hours then recompute from the first day where they differ.

@@ -4,7 +4,7 @@
 -- GPU utilisation (int_run_gpu_hour_costs; the hour's DCGM mean utilisation and highest memory
 -- of the GPUs it held, int_gpu_hour_states, weighted by held seconds). Shared idle cost is not
 -- in `cost`. A run serving several models splits its GPU-hours and cost evenly between them
--- (the models it served over its whole life: macros/incremental.sql, `inference_run_inputs`).
+-- (the models it served over its whole life: macros/chooser_inputs.sql, `inference_run_inputs`).
 -- Stored by day (macros/incremental.sql): a run rewrites the days from the first hour
 -- int_inference_recompute_from chose on (the GPU-hour states' first day, the start of an
 -- inference run whose team, pod, start or served models changed, or the end of one whose end

@@ -1,4 +1,4 @@
--- The inference runs the inference run hours were last built from (macros/incremental.sql,
+-- The inference runs the inference run hours were last built from (macros/chooser_inputs.sql,
 -- `inference_run_inputs`: each run's team, pod, life and the models it served, a row per run
 -- and model). Built after the four models stored from int_inference_recompute_from's first
 -- day, so that the next run compares its own with these: they then recompute from the start of
