@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,19 @@ def dbt_build_models_of_day(home: Path, select: str, *, run_id: str, day: date |
         run_id=run_id,
         env=env if day else None,
     )
+
+
+def full_build_rows(
+    home: Path, tmp: Path, select: str, queries: tuple[str, ...]
+) -> dict[str, list[tuple]]:
+    """What `queries` read from a full build of `select` over a copy of `home`'s landing zone
+    (in `tmp`/full): what the hand-made tests compare an incremental build with."""
+    from edge_rows import built_rows
+
+    full = tmp / "full"
+    shutil.copytree(home / "raw", full / "raw")
+    dbt_build_models_of_day(full, select, run_id="full", day=None)
+    return {q: built_rows(full, q) for q in queries}
 
 
 def dbt_invoke(

@@ -37,7 +37,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from dbt_in_process import dbt_build_models_of_day, dbt_invoke
+from dbt_in_process import dbt_build_models_of_day, dbt_invoke, full_build_rows
 from edge_rows import built_rows, dcgm, every, frame, slurm_job
 
 from fleetledger.config import Config
@@ -128,13 +128,6 @@ def _build(home: Path, run_id: str, range_d3: bool) -> None:
     dbt_build_models_of_day(home, SELECT, run_id=run_id, day=D3 if range_d3 else None)
 
 
-def _full_build_of(home: Path, tmp: Path) -> dict[str, list[tuple]]:
-    full = tmp / "full"
-    shutil.copytree(home / "raw", full / "raw")
-    _build(full, "full", range_d3=False)
-    return {q: built_rows(full, q) for q in (HEALTH, OPS)}
-
-
 @pytest.fixture(scope="module")
 def homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     daily = tmp_path_factory.mktemp("health_ops_daily")
@@ -151,7 +144,7 @@ def homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         out[n] = {q: built_rows(daily, q) for q in (HEALTH, OPS, HEALTH_CHOICE, OPS_CHOICE)}
         if n < 3:
             full = tmp_path_factory.mktemp(f"health_ops_full_{n}")
-            out[n]["full"] = _full_build_of(daily, full)
+            out[n]["full"] = full_build_rows(daily, full, SELECT, (HEALTH, OPS))
     yield out
 
 

@@ -28,14 +28,13 @@ docs/operations.md; they are not compared here.) The builds select what the two 
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dbt_in_process import dbt_build_models_of_day
+from dbt_in_process import dbt_build_models_of_day, full_build_rows
 from edge_rows import built_rows, dcgm, every, frame, slurm_job
 
 from fleetledger.config import Config
@@ -111,13 +110,6 @@ def _build(home: Path, run_id: str, range_d2: bool) -> None:
     dbt_build_models_of_day(home, SELECT, run_id=run_id, day=D2 if range_d2 else None)
 
 
-def _full_build_of(home: Path, tmp: Path) -> dict[str, list[tuple]]:
-    full = tmp / "full"
-    shutil.copytree(home / "raw", full / "raw")
-    _build(full, "full", range_d2=False)
-    return {q: built_rows(full, q) for q in (TEAM_DAYS, ALLOCATED)}
-
-
 @pytest.fixture(scope="module")
 def homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     daily = tmp_path_factory.mktemp("run_ends_daily")
@@ -128,7 +120,8 @@ def homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         _redeliver_d2(daily, second=n == 2)
         _build(daily, f"redelivered-{n}", range_d2=True)
         out[n] = {q: built_rows(daily, q) for q in (TEAM_DAYS, ALLOCATED, CHOICE)}
-        out[n]["full"] = _full_build_of(daily, tmp_path_factory.mktemp(f"run_ends_full_{n}"))
+        full = tmp_path_factory.mktemp(f"run_ends_full_{n}")
+        out[n]["full"] = full_build_rows(daily, full, SELECT, (TEAM_DAYS, ALLOCATED))
     yield out
 
 

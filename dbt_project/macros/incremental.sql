@@ -308,6 +308,24 @@
     from {{ chosen_before }}
 {%- endmacro %}
 
+{#- The choice of a one-row `*_recompute_from` model that starts from an earlier choice (the CTE
+    `chosen_before`: from_hour, reason) or earlier, on the day of the first changed input (the
+    CTE `differences`: one row, `first_changed` in epoch seconds, null when nothing before the
+    earlier choice changed), saying `reason` then: the body of its final CTE -#}
+{% macro first_change_choice(chosen_before, reason) -%}
+    select
+        cast(case
+            when differences.first_changed is null then {{ chosen_before }}.from_hour
+            else floor(differences.first_changed / 86400) * 86400
+        end as bigint) as from_hour,
+        case
+            when differences.first_changed is null then {{ chosen_before }}.reason
+            else '{{ reason }}'
+        end as reason
+    from {{ chosen_before }}
+    cross join differences
+{%- endmacro %}
+
 {#- The choice of a one-row `*_recompute_from` model that follows int_gpu_hour_states' (the CTE
     `states_from`) or starts earlier, on the day of the first moment a run changed (the CTE
     `changed_runs`: a row per changed run, `changed_from` in epoch seconds; none: no run

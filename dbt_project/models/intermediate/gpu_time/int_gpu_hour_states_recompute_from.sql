@@ -45,24 +45,14 @@ differences as (
 
     -- the inputs of the hours before the first int_gpu_units recomputes (none when it
     -- recomputes every hour); of the node costs, those the node-hour costs recomputed
-    select min(hour_epoch) as first_changed_hour
+    select min(hour_epoch) as first_changed
     from {{ changed_input_rows('now_inputs', 'built_inputs', where=compared) }}
 
 ),
 
 final as (
 
-    select
-        cast(case
-            when differences.first_changed_hour is null then units_from.from_hour
-            else floor(differences.first_changed_hour / 86400) * 86400
-        end as bigint) as from_hour,
-        case
-            when differences.first_changed_hour is null then units_from.reason
-            else 'costs or failure signals changed'
-        end as reason
-    from units_from
-    cross join differences
+    {{ first_change_choice('units_from', 'costs or failure signals changed') }}
 
 )
 

@@ -54,7 +54,7 @@ built_inputs as (
 differences as (
 
     -- the node-days before the first the signals and the downtime recompute
-    select min(day_epoch) as first_changed_day
+    select min(day_epoch) as first_changed
     from {{ changed_input_rows(
         'now_inputs', 'built_inputs', where='day_epoch < (select from_hour from signals_from)'
     ) }}
@@ -63,17 +63,7 @@ differences as (
 
 final as (
 
-    select
-        cast(case
-            when differences.first_changed_day is null then signals_from.from_hour
-            else differences.first_changed_day
-        end as bigint) as from_hour,
-        case
-            when differences.first_changed_day is null then signals_from.reason
-            else 'health events changed'
-        end as reason
-    from signals_from
-    cross join differences
+    {{ first_change_choice('signals_from', 'health events changed') }}
 
 )
 
