@@ -12,7 +12,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ingest.core.landing import polars_schema
+from fleetledger.config import Config
+from fleetledger.config_tables import record_accounted_days, write_config_tables
+from ingest.core.landing import polars_schema, write_schema_files
 
 #: the day the edge fleets' Slurm exports are snapshotted
 D2 = date(2026, 11, 17)
@@ -128,3 +130,14 @@ def built_rows(home: Path, sql: str) -> list[tuple]:
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def one_node_home(home: Path, gpus: int, teams: list[dict[str, Any]], days: list[date]) -> None:
+    """A hand-made home's set-up (the incremental tests' fleets): the landing tables' schemas,
+    a config of one on-prem node `n-1` (site `lab`, cluster `c1`, H100s) and its team rules,
+    and the accounted `days`."""
+    node = {"provider": "onprem", "site": "lab", "gpu_model": "H100", "cluster": "c1"}
+    write_schema_files(home)
+    inventory = [{"host": "n-1", "gpus": gpus, **node}]
+    write_config_tables(Config(inventory=inventory, teams=teams), home)
+    record_accounted_days(home, days)

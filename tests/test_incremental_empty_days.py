@@ -29,12 +29,10 @@ from typing import Any
 import duckdb
 import pytest
 from dbt_in_process import dbt_build
-from edge_rows import built_rows, dcgm, every, frame, slurm_job
+from edge_rows import built_rows, dcgm, every, frame, one_node_home, slurm_job
 from mart_compare import compare_marts, read_marts
 
-from fleetledger.config import Config
-from fleetledger.config_tables import record_accounted_days, write_config_tables
-from ingest.core.landing import land, write_schema_files
+from ingest.core.landing import land
 
 D1, D2 = date(2026, 11, 20), date(2026, 11, 21)
 T1 = datetime(2026, 11, 20, tzinfo=UTC)
@@ -44,16 +42,12 @@ UTIL = "DCGM_FI_DEV_GPU_UTIL"
 
 
 def _land_day_1(home: Path) -> None:
-    node = {"provider": "onprem", "site": "lab", "gpu_model": "H100", "cluster": "c1"}
-    write_schema_files(home)
-    write_config_tables(
-        Config(
-            inventory=[{"host": "n-1", "gpus": 1, **node}],
-            teams=[{"team": "research", "match": {"slurm_account": ["research"]}}],
-        ),
+    one_node_home(
         home,
+        gpus=1,
+        teams=[{"team": "research", "match": {"slurm_account": ["research"]}}],
+        days=[D1, D2],
     )
-    record_accounted_days(home, [D1, D2])
     rows = [dcgm("n-1", 0, t, UTIL, 0.0) for t in every(T1, T2, 300)]
     land(home, "dcgm_samples", "dcgm", f"date={D1}", frame("dcgm_samples", rows))
     land(home, "slurm_jobs", "slurm", f"date={D1}", frame("slurm_jobs", []))

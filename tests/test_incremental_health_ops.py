@@ -38,11 +38,9 @@ from typing import Any
 import duckdb
 import pytest
 from dbt_in_process import dbt_build_models_of_day, dbt_invoke, full_build_rows
-from edge_rows import built_rows, dcgm, every, frame, slurm_job
+from edge_rows import built_rows, dcgm, every, frame, one_node_home, slurm_job
 
-from fleetledger.config import Config
-from fleetledger.config_tables import record_accounted_days, write_config_tables
-from ingest.core.landing import land, write_schema_files
+from ingest.core.landing import land
 
 D1, D2, D3 = date(2026, 11, 20), date(2026, 11, 21), date(2026, 11, 22)
 T1 = datetime(2026, 11, 20, tzinfo=UTC)
@@ -106,16 +104,12 @@ def _land_sacct(home: Path, day: date, started: bool) -> None:
 
 def _land_first(home: Path) -> None:
     """The landing zone as first delivered."""
-    node = {"provider": "onprem", "site": "lab", "gpu_model": "H100", "cluster": "c1"}
-    write_schema_files(home)
-    write_config_tables(
-        Config(
-            inventory=[{"host": "n-1", "gpus": 2, **node}],
-            teams=[{"team": "research", "match": {"slurm_account": ["research"]}}],
-        ),
+    one_node_home(
         home,
+        gpus=2,
+        teams=[{"team": "research", "match": {"slurm_account": ["research"]}}],
+        days=[D1, D2, D3],
     )
-    record_accounted_days(home, [D1, D2, D3])
     for n, day in enumerate((D1, D2, D3)):
         t0 = T1 + n * DAY
         rows = [dcgm("n-1", gpu, t, UTIL, 0.0) for gpu in (0, 1) for t in every(t0, t0 + DAY, 300)]

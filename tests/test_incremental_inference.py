@@ -29,11 +29,10 @@ from typing import Any
 
 import pytest
 from dbt_in_process import dbt_build_models_of_day
-from edge_rows import built_rows, dcgm, every, frame
+from edge_rows import built_rows, dcgm, every, frame, one_node_home
 
-from fleetledger.config import Config
-from fleetledger.config_tables import record_accounted_days, write_config_tables
-from ingest.core.landing import land, write_schema_files
+from fleetledger.config_tables import record_accounted_days
+from ingest.core.landing import land
 
 D1, D2, D3 = date(2026, 11, 20), date(2026, 11, 21), date(2026, 11, 22)
 T1 = datetime(2026, 11, 20, tzinfo=UTC)
@@ -108,16 +107,8 @@ def _land(home: Path, day: date, t0: datetime, models: tuple[str, ...]) -> None:
 
 
 def _land_first(home: Path) -> None:
-    node = {"provider": "onprem", "site": "lab", "gpu_model": "H100", "cluster": "c1"}
-    write_schema_files(home)
-    write_config_tables(
-        Config(
-            inventory=[{"host": "n-1", "gpus": 1, **node}],
-            teams=[{"team": "serving", "match": {"k8s_namespace": ["serving"]}}],
-        ),
-        home,
-    )
-    record_accounted_days(home, [D1])
+    serving = {"team": "serving", "match": {"k8s_namespace": ["serving"]}}
+    one_node_home(home, gpus=1, teams=[serving], days=[D1])
     _land(home, D1, T1, ("a",))
 
 

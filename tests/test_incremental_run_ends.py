@@ -35,11 +35,9 @@ from typing import Any
 
 import pytest
 from dbt_in_process import dbt_build_models_of_day, full_build_rows
-from edge_rows import built_rows, dcgm, every, frame, slurm_job
+from edge_rows import built_rows, dcgm, every, frame, one_node_home, slurm_job
 
-from fleetledger.config import Config
-from fleetledger.config_tables import record_accounted_days, write_config_tables
-from ingest.core.landing import land, write_schema_files
+from ingest.core.landing import land
 
 D1, D2 = date(2026, 11, 20), date(2026, 11, 21)
 T1 = datetime(2026, 11, 20, tzinfo=UTC)
@@ -75,19 +73,11 @@ def _job(job: str, start: datetime, end: datetime | None, snapshot: date, **kw: 
 
 def _land_first(home: Path) -> None:
     """The landing zone as first delivered."""
-    node = {"provider": "onprem", "site": "lab", "gpu_model": "H100", "cluster": "c1"}
-    write_schema_files(home)
-    write_config_tables(
-        Config(
-            inventory=[{"host": "n-1", "gpus": 2, **node}],
-            teams=[
-                {"team": "research", "match": {"slurm_account": ["research"]}},
-                {"team": "data", "match": {"slurm_account": ["data"]}},
-            ],
-        ),
-        home,
-    )
-    record_accounted_days(home, [D1, D2])
+    teams = [
+        {"team": "research", "match": {"slurm_account": ["research"]}},
+        {"team": "data", "match": {"slurm_account": ["data"]}},
+    ]
+    one_node_home(home, gpus=2, teams=teams, days=[D1, D2])
     for day, t0 in ((D1, T1), (D2, T2)):
         rows = [
             dcgm("n-1", gpu, t, UTIL, 0.0) for gpu in (0, 1) for t in every(t0, t0 + 24 * HOUR, 300)
