@@ -25,6 +25,14 @@ the range):
    recomputes from D2 (`range`). Left at the range, D2 would still count 911 pending.
 3. nothing new: both recompute their range (health from D2, ops from D3), with the same rows.
 Each time both marts equal a full build of the same landed data.
+
+XIDs, stored by day (`fct_xid_events`): GPU 0 exports DCGM_EXP_XID_ERRORS_COUNT for XID 31 on
+D1 (2 at 12:00: its first sample, taken whole) and D3 (3 at 06:00), not on D2 (the series
+gone while no XID was in the window); so D3's one new XID is its count minus D1's last, two
+days back (a run of D3 alone reads it from int_health_xid_count_last_samples), not 3. GPU 1
+shows XID 43 on the last-XID gauge on D1 (05:00) and XID 13 on D3 (08:00), and exports the count
+on D3 only (XID 43 at 1 at 09:00): whether the gauge counts is decided per GPU and day, so D1's
+43 counts from the gauge (a lower bound) and D3's 13 does not (its count says one 43).
 """
 
 from __future__ import annotations
@@ -59,14 +67,36 @@ OPS = (
     "runs_pending_at_day_end, pending_gpus_at_day_end, outages_started, outages_ended, "
     "mttr_seconds from main.fct_ops_daily order by day"
 )
+XIDS = (
+    "select day, gpu_index, xid, xid_count, count_is_lower_bound from main.fct_xid_events "
+    "order by day, gpu_index, xid"
+)
 HEALTH_CHOICE = "select from_hour, reason from intermediate.int_fleet_health_recompute_from"
 OPS_CHOICE = "select from_hour, reason from intermediate.int_ops_daily_recompute_from"
 # the two marts, the copies of what their choosers compare (built after them) and the copies
 # the choosers before the health's compare with (int_gpu_hour_states_recompute_from's)
 SELECT = (
     "+int_fleet_health_inputs +int_ops_daily_inputs +int_gpu_unit_inputs "
-    "+int_gpu_hour_state_inputs +int_node_hour_cost_inputs"
+    "+int_gpu_hour_state_inputs +int_node_hour_cost_inputs +fct_xid_events"
 )
+XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+XID_GAUGE = "DCGM_FI_DEV_XID_ERRORS"
+
+
+def _xid_samples(day: int, t0: datetime) -> list[dict]:
+    """The XID samples of day `day` (0: D1) beside the utilisation (see the module's text)."""
+    if day == 0:
+        return [
+            dcgm("n-1", 0, t0 + 12 * HOUR, XID_COUNT, 2.0, labels='{"xid": "31"}'),
+            dcgm("n-1", 1, t0 + 5 * HOUR, XID_GAUGE, 43.0),
+        ]
+    if day == 2:
+        return [
+            dcgm("n-1", 0, t0 + 6 * HOUR, XID_COUNT, 3.0, labels='{"xid": "31"}'),
+            dcgm("n-1", 1, t0 + 8 * HOUR, XID_GAUGE, 13.0),
+            dcgm("n-1", 1, t0 + 9 * HOUR, XID_COUNT, 1.0, labels='{"err_code": "43"}'),
+        ]
+    return []
 
 
 def _land_events(home: Path, ended: datetime | None) -> None:
@@ -113,6 +143,7 @@ def _land_first(home: Path) -> None:
     for n, day in enumerate((D1, D2, D3)):
         t0 = T1 + n * DAY
         rows = [dcgm("n-1", gpu, t, UTIL, 0.0) for gpu in (0, 1) for t in every(t0, t0 + DAY, 300)]
+        rows += _xid_samples(n, t0)
         land(home, "dcgm_samples", "dcgm", f"date={day}", frame("dcgm_samples", rows))
         _land_sacct(home, day, started=False)
     _land_events(home, ended=None)
@@ -128,17 +159,18 @@ def homes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     _land_first(daily)
     _build(daily, "first", range_d3=False)
     out: dict[str, Any] = {"daily": daily}
-    out["first"] = {q: built_rows(daily, q) for q in (HEALTH, OPS)}
+    out["first"] = {q: built_rows(daily, q) for q in (HEALTH, OPS, XIDS)}
     for n in (1, 2, 3):
         if n == 1:
             _land_events(daily, ended=T1 + 22 * HOUR)
         if n == 2:
             _land_sacct(daily, D3, started=True)
         _build(daily, f"later-{n}", range_d3=True)
-        out[n] = {q: built_rows(daily, q) for q in (HEALTH, OPS, HEALTH_CHOICE, OPS_CHOICE)}
+        queries = (HEALTH, OPS, XIDS, HEALTH_CHOICE, OPS_CHOICE)
+        out[n] = {q: built_rows(daily, q) for q in queries}
         if n < 3:
             full = tmp_path_factory.mktemp(f"health_ops_full_{n}")
-            out[n]["full"] = full_build_rows(daily, full, SELECT, (HEALTH, OPS))
+            out[n]["full"] = full_build_rows(daily, full, SELECT, (HEALTH, OPS, XIDS))
     yield out
 
 
@@ -198,10 +230,27 @@ def test_nothing_new_recomputes_the_range_only(homes) -> None:
     assert after[OPS] == homes[2][OPS]
 
 
+# day, GPU, XID, XIDs, counted from the gauge
+XID_ROWS = [
+    (D1, 0, 31, 2, False),  # the count's first sample, whole
+    (D1, 1, 43, 1, True),  # no count on D1: the gauge
+    (D3, 0, 31, 1, False),  # 3 - 2, D1's last count
+    (D3, 1, 43, 1, False),  # the count; the gauge's 13 is not counted that day
+]
+
+
+def test_xids_of_a_day_compare_its_first_count_with_the_last_days_before(homes) -> None:
+    assert homes["first"][XIDS] == XID_ROWS
+    # each run of D3 alone (nothing of D1 or D2 read again but the stored last counts)
+    for n in (1, 2, 3):
+        assert homes[n][XIDS] == XID_ROWS, n
+
+
 @pytest.mark.parametrize("n", [1, 2])
 def test_both_marts_equal_a_full_build_of_the_same_data(homes, n: int) -> None:
     assert homes[n][HEALTH] == homes[n]["full"][HEALTH]
     assert homes[n][OPS] == homes[n]["full"][OPS]
+    assert homes[n][XIDS] == homes[n]["full"][XIDS]
 
 
 def _tested(home: Path, select: str) -> dict[str, tuple[str, int | None]]:

@@ -209,7 +209,7 @@
     config, a test of a day model (`meta.day_model`, set by incremental_by_day()) reads only
     the days the run recomputed, and the day before them (the most any day model rewrites
     before its range), and so does a test of a published model stored by day over the range
-    (`meta.published_by_day`: fct_pue_daily); a model stored `to_last_day`: every day from the
+    (`meta.published_by_day`: fct_pue_daily, fct_xid_events); a model stored `to_last_day`: every day from the
     one it recomputed from; a test of a
     model with `meta.test_days_timestamp: <column>` (the
     sample-level staging views over the landing zone) reads only the rows whose timestamp lies
