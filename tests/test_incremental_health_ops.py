@@ -296,8 +296,40 @@ def test_the_choice_and_range_tests_fail_on_bad_rows(homes, tmp_path: Path) -> N
             "insert into intermediate.int_fleet_health_recompute_from "
             "select * from intermediate.int_fleet_health_recompute_from"
         )
+        con.execute("update intermediate.int_ops_daily_recompute_from set reason = 'range'")
+        # a key column null on one day and repeated on another (primary_key: two failing rows,
+        # the null key and the repeated one)
+        con.execute(f"update main.fct_ops_daily set day = null where day_epoch = {D3_EPOCH}")
+        con.execute(
+            f"insert into main.fct_ops_daily select * from main.fct_ops_daily "
+            f"where day_epoch = {D2_EPOCH}"
+        )
     finally:
         con.close()
-    tested = _tested(home, "test_name:one_chosen_hour")
+    tested = _tested(
+        home,
+        "test_name:one_chosen_hour fct_ops_daily,test_name:primary_key "
+        "int_runs,test_name:primary_key",
+    )
     assert tested["int_fleet_health_recompute_from"] == ("fail", 1)  # rows: 2
+    assert tested["fct_ops_daily"] == ("fail", 2)  # the null day, the repeated D2
+    assert tested["int_runs"] == ("pass", 0)  # another primary key
     assert tested["int_gpu_units_recompute_from"] == ("pass", 0)
+    # a column the grain test checks for nulls (`not_null`) null on both GPUs' rows of D1: one
+    # failing row, `null t` on 2 rows (a test of its own: the models after it would be skipped)
+    con = duckdb.connect(str(home / "build/history.duckdb"))
+    try:
+        con.execute(
+            f"update intermediate.int_gpu_last_samples set t = null where day_epoch = {D1_EPOCH}"
+        )
+    finally:
+        con.close()
+    tested = _tested(
+        home,
+        "int_gpu_last_samples,test_name:unique_combination "
+        "int_gpu_label_days,test_name:unique_combination",
+    )
+    assert tested["int_gpu_last_samples"] == ("fail", 1)
+    assert tested["int_gpu_label_days"] == ("pass", 0)
+    assert tested["int_gpu_last_samples"] == ("fail", 1)  # null t
+    assert tested["int_gpu_label_days"] == ("pass", 0)  # nothing null
