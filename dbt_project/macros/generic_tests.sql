@@ -11,7 +11,8 @@
     `not_null`: columns that must never be null, checked in the same test node (one count per
     column in one scan) where a `not_null` test each would be a node each (each test node costs
     a build about 0.1 s of dbt's own work). A failing row then says what failed (`problem`:
-    `repeated key` or `null <column>`) and on how many rows (`n`). -#}
+    `repeated key` or `null <column>`) and on how many rows (`n`; a repeated key's rows are
+    `repeated_rows`, a name no model's column takes, as `n` is one of int_hour_spans'). -#}
 {% test unique_combination(model, columns, not_null=[]) %}
     {%- set cols = columns | join(', ') %}
     with
@@ -32,7 +33,7 @@
 
     repeated as (
 
-        select {{ cols }}, count(*) as n
+        select {{ cols }}, count(*) as repeated_rows
         from candidates
         group by {{ cols }}
         having count(*) > 1
@@ -54,7 +55,7 @@
 
     )
 
-    select 'repeated key' as problem, n from repeated
+    select 'repeated key' as problem, repeated_rows as n from repeated
     {%- for c in not_null %}
     union all
     select 'null {{ c }}' as problem, nulls_{{ loop.index }} as n
@@ -147,10 +148,11 @@
 
 {#- A key column: unique and never null, in one scan and one test node where dbt's `unique` and
     `not_null` would be two (each test node costs a build about 0.1 s of dbt's own work). A
-    failing row is a key value that repeats (`n`: its rows) or the null key (`n`: the rows
-    without a key). -#}
+    failing row is a key value that repeats (`key_rows`: its rows) or the null key (`key_rows`:
+    the rows without a key; the count's name is none of a model's columns, which a HAVING
+    clause could take for it). -#}
 {% test primary_key(model, column_name) %}
-    select {{ column_name }} as key_value, count(*) as n
+    select {{ column_name }} as key_value, count(*) as key_rows
     from {{ model }}
     group by {{ column_name }}
     having count(*) > 1 or {{ column_name }} is null
