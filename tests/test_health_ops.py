@@ -256,7 +256,7 @@ def test_row_remap_xid63(con: duckdb.DuckDBPyConnection, ground_truth: dict):
     )
     assert ev["first_seen_at"] == datetime.fromisoformat(rm["at"].replace("Z", "+00:00"))
     assert (ev["xid_count"], ev["is_fatal"]) == (1, False)
-    xids = _rows(con, "select * from intermediate.int_health_xids where xid = 63")
+    xids = _rows(con, "select * from history.intermediate.int_health_xids where xid = 63")
     assert [(x["gpu_uuid"], x["xid_count"], x["counted_from"], x["is_fatal"]) for x in xids] == [
         (rm["gpu_uuid"], 1, "gauge", False)
     ]

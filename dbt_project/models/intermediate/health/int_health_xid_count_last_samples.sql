@@ -6,31 +6,12 @@
 {{ incremental_by_day() }}
 with
 
-counted as (
-
-    select
-        gpu_uuid,
-        host,
-        gpu_index,
-        {{ to_epoch('sampled_at') }} as t,
-        cast(coalesce(
-            {{ json_text('labels', "'xid'") }}, {{ json_text('labels', "'err_code'") }}
-        ) as integer) as xid,
-        value
-    from {{ ref('int_dcgm_samples') }}
-    where metric = 'DCGM_EXP_XID_ERRORS_COUNT'
-        and mig_instance is null
-        and {{ at_recomputed_times('sampled_at') }}
-
-),
-
 by_day as (
 
     select
-        counted.*,
+        counts.*,
         floor(t / 86400) * 86400 as day_epoch
-    from counted
-    where xid is not null
+    from ({{ xid_count_samples(ref('int_dcgm_samples')) }}) as counts
 
 ),
 

@@ -13,20 +13,8 @@ with
 
 counted as (
 
-    select
-        gpu_uuid,
-        host,
-        gpu_index,
-        {{ to_epoch('sampled_at') }} as t,
-        cast(coalesce(
-            {{ json_text('labels', "'xid'") }}, {{ json_text('labels', "'err_code'") }}
-        ) as integer) as xid,
-        value,
-        true as is_rewritten
-    from {{ ref('int_dcgm_samples') }}
-    where metric = 'DCGM_EXP_XID_ERRORS_COUNT'
-        and mig_instance is null
-        and {{ at_recomputed_times('sampled_at') }}
+    select counts.*, true as is_rewritten
+    from ({{ xid_count_samples(ref('int_dcgm_samples')) }}) as counts
 
 ),
 
@@ -46,7 +34,7 @@ count_increases as (
         series.*,
         value - coalesce(lag(value) over (partition by gpu_uuid, xid order by t), 0) as increase
     from (
-        select * from counted where xid is not null
+        select * from counted
         union all
         select * from carried_in
     ) as series
