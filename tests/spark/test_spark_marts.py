@@ -251,8 +251,8 @@ EMPTY_DAY_MODELS = {
     # nor DCGM_EXP_XID_ERRORS_COUNT (its XIDs are the last-XID gauge's)
     "int_health_xid_count_last_samples",
 }
-# the day models with rows on the first day only: the fleet's one XID (its XID-79 node)
-FIRST_DAY_MODELS = {"int_health_xids", "int_health_node_day_xids"}
+# the day models with rows on the second day only: the fleet's one XID (its XID-79 node)
+SECOND_DAY_MODELS = {"int_health_xids", "int_health_node_day_xids"}
 
 
 def test_a_one_day_incremental_run_overwrites_only_that_days_partitions(
@@ -284,11 +284,11 @@ def test_a_one_day_incremental_run_overwrites_only_that_days_partitions(
         schema_file = tables[m].parent / "_schemas" / m
         assert list(schema_file.glob("*.parquet")), m
     days_of = {
-        m: [first] if m in FIRST_DAY_MODELS else [first, second]
+        m: [second] if m in SECOND_DAY_MODELS else [first, second]
         for m in set(day_models) - EMPTY_DAY_MODELS
     }
     for m, days in sorted(days_of.items()):
-        # two days (or the first alone), a partition each, each with its files
+        # two days (or the second alone), a partition each, each with its files
         assert sorted(before[m]) == [f"day_epoch={d}" for d in days], m
         assert all(before[m].values()), m
     cfg = load_config(spark / "fleetledger.yml")
