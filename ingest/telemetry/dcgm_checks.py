@@ -15,6 +15,11 @@ reaches a mart.
   a `DCGM_FI_PROF_*` activity ratio outside 0–1; framebuffer used (`FB_USED`) below 0 or over
   the GPU's memory, when the data says it: `DCGM_FI_DEV_FB_TOTAL` of the same GPU and time, else
   the `NNGB` of the `modelName` label (`NVIDIA H100 80GB HBM3` → 80 × 1024 MiB).
+- **An XID count without a code.** A `DCGM_EXP_XID_ERRORS_COUNT` sample counts the XIDs of the
+  code its `xid` label names (else its `err_code` label, as some exporters name it); the
+  warehouse reads the code as a whole number (fct_xid_events). A code that is not one
+  (`xid="abc"`, `"31.5"`) or a count above 0 that names no code cannot be counted as any XID:
+  quarantined. A zero count without a code says nothing and lands (the models leave it out).
 
 DCGM's blank values (no reading: int32 `0x7ffffff0…`, int64 `0x7ffffffffffffff0…`, fp64 `2**47…`)
 are dropped and counted by the readers before this (dcgm_labels.is_sentinel).
@@ -46,6 +51,9 @@ RATIO_PREFIX = "DCGM_FI_PROF_"
 #: PROF fields that are activity ratios (0-1); the others (bytes/s, FLOP counts) are not
 RATIO_SUFFIXES = ("_ACTIVE", "_OCCUPANCY")
 FB_USED = "DCGM_FI_DEV_FB_USED"
+XID_COUNT = "DCGM_EXP_XID_ERRORS_COUNT"
+#: an XID code as the models read it (a whole number that fits an integer)
+XID_CODE = r"^[0-9]{1,9}$"
 FB_TOTAL = "DCGM_FI_DEV_FB_TOTAL"
 MIB_PER_GB = 1024
 
@@ -122,6 +130,19 @@ def _rules(options: dict[str, Any], day: date | None) -> list[tuple[pl.Expr, pl.
             pl.format("{} = {} is outside the ratio range 0..1", metric, value_text),
         ),
         (
+            (metric == XID_COUNT) & ~pl.col("_xid_code").str.contains(XID_CODE),
+            pl.format(
+                "{} label {} = '{}' is not an XID code (a whole number)",
+                metric,
+                pl.col("_xid_label"),
+                pl.col("_xid_code"),
+            ),
+        ),
+        (
+            (metric == XID_COUNT) & pl.col("_xid_code").is_null() & (value > 0),
+            pl.format("{} = {} names no XID code (label xid or err_code)", metric, value_text),
+        ),
+        (
             (metric == FB_USED) & (value < 0),
             pl.format("{} = {} MiB is negative", metric, value_text),
         ),
@@ -188,6 +209,35 @@ def _with_memory(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _with_xid_code(rows: pl.DataFrame) -> pl.DataFrame:
+    """Add `_xid_code` (the label's text) and `_xid_label` (`xid` or `err_code`) to the
+    DCGM_EXP_XID_ERRORS_COUNT rows (null elsewhere): read once per distinct `labels` value of
+    those rows and looked up per row, so a file without the metric parses no JSON."""
+    is_count = pl.col("metric") == XID_COUNT
+    labels = rows.filter(is_count).select(pl.col("labels").unique().drop_nulls())
+    if labels.height == 0:
+        return rows.with_columns(
+            _xid_code=pl.lit(None, pl.String), _xid_label=pl.lit(None, pl.String)
+        )
+    xid = pl.col("labels").str.json_path_match("$.xid")
+    err_code = pl.col("labels").str.json_path_match("$.err_code")
+    labels = labels.with_columns(
+        _code=pl.coalesce(xid, err_code),
+        _label=pl.when(xid.is_not_null())
+        .then(pl.lit("xid"))
+        .when(err_code.is_not_null())
+        .then(pl.lit("err_code")),
+    )
+
+    def lookup(col: str) -> pl.Expr:
+        found = pl.col("labels").replace_strict(
+            labels["labels"], labels[col], default=None, return_dtype=pl.String
+        )
+        return pl.when(is_count).then(found)
+
+    return rows.with_columns(_xid_code=lookup("_code"), _xid_label=lookup("_label"))
+
+
 def _render() -> pl.Expr:
     """A sample as text, for shapes without lines (Parquet, JSON responses)."""
     return pl.format(
@@ -216,7 +266,7 @@ def check_samples(
         return result
     options = options or {}
     rules = _rules(options, day)
-    checked = _with_memory(rows).with_columns(_flagged=_flagged(rules))
+    checked = _with_xid_code(_with_memory(rows)).with_columns(_flagged=_flagged(rules))
     bad = checked.filter(pl.col("_flagged"))
     if bad.height == 0:
         return result

@@ -41,6 +41,10 @@ KEPT: list[Sample] = [
     ("DCGM_FI_DEV_FB_USED", G0, "81920", T0 + MIN),  # 80 GB = 81920 MiB
     ("DCGM_FI_DEV_FB_USED", G1, "50000", T0 + MIN),  # no model name, no FB_TOTAL: no limit
     ("DCGM_FI_DEV_FB_TOTAL", G1, "40960", T0 + 2 * MIN),
+    # XID counts by code (label `xid`, older exporters `err_code`); a zero count naming no code
+    ("DCGM_EXP_XID_ERRORS_COUNT", {**G0, "xid": "31"}, "2", T0 + MIN),
+    ("DCGM_EXP_XID_ERRORS_COUNT", {**G1, "err_code": "79"}, "1", T0 + MIN),
+    ("DCGM_EXP_XID_ERRORS_COUNT", G1, "0", T0 + 2 * MIN),
 ]
 IMPOSSIBLE: list[tuple[Sample, str]] = [
     (
@@ -73,6 +77,19 @@ IMPOSSIBLE: list[tuple[Sample, str]] = [
         "DCGM_FI_DEV_FB_USED = 40961.0 MiB exceeds the GPU's memory "
         "(40960 MiB, DCGM_FI_DEV_FB_TOTAL)",
     ),
+    # an XID count the warehouse cannot read as a code's (its cast would fail the build)
+    (
+        ("DCGM_EXP_XID_ERRORS_COUNT", {**G0, "xid": "abc"}, "1", T0 + 2 * MIN),
+        "DCGM_EXP_XID_ERRORS_COUNT label xid = 'abc' is not an XID code (a whole number)",
+    ),
+    (
+        ("DCGM_EXP_XID_ERRORS_COUNT", {**G1, "err_code": "31.5"}, "1", T0 + 3 * MIN),
+        "DCGM_EXP_XID_ERRORS_COUNT label err_code = '31.5' is not an XID code (a whole number)",
+    ),
+    (
+        ("DCGM_EXP_XID_ERRORS_COUNT", G0, "3", T0 + 3 * MIN),
+        "DCGM_EXP_XID_ERRORS_COUNT = 3.0 names no XID code (label xid or err_code)",
+    ),
 ]
 
 
@@ -99,10 +116,10 @@ def test_impossible_values_are_quarantined_with_the_reason(fmt: str, tmp_path: P
     assert sorted(r.quarantine["reason"]) == sorted(reason for _, reason in IMPOSSIBLE)
     assert r.quarantine["x_source_file"].unique().to_list() == [str(r.files[0])]
     if fmt in ("prometheus_text", "long_csv"):
-        # the quarantine keeps the file's line: the power line is line 3 + 8 (2 comments)
+        # the quarantine keeps the file's line: the power line is line 3 + 11 (2 comments)
         q = r.quarantine.filter(pl.col("reason").str.contains("2000.5"))
         line = q["x_line_number"].item()
-        assert line == (11 if fmt == "prometheus_text" else 10)  # CSV: header is line 1
+        assert line == (14 if fmt == "prometheus_text" else 13)  # CSV: header is line 1
         assert "2000.5" in q["raw"].item()
 
 
