@@ -102,27 +102,39 @@
     ) }}
 {%- endmacro %}
 
-{#- The materialization of a day model built in day batches (DuckDB). Incremental: the
-    pre-hook empties the recomputed days (clear_recomputed_days), then each batch inserts its
-    days' rows. A first or full build writes the batches into a new table, which replaces the
-    old one when all are in (as dbt's table materialization does). One batch (`day_batches()`
-    none): the model's SQL once, as dbt's incremental materialization would. The columns must
-    stay those of the stored table (as `on_schema_change: fail`): a model whose columns changed
-    is rebuilt in full (`fleetledger run --full-refresh`). -#}
+{#- The materialization of every model stored by day on DuckDB (Spark keeps dbt's
+    `incremental` with partition overwrite: macros/incremental.sql). Incremental: the pre-hook
+    empties the recomputed days (clear_recomputed_days), then the model's SQL inserts their rows,
+    once per batch of days for a model built in day batches, once otherwise. A first or full
+    build of one batch replaces the table in one statement (`create or replace table`); of
+    several, writes the batches into a new table, which replaces the old one when all are in.
+    The columns must stay those of the stored table (as `on_schema_change: fail`): a model whose
+    columns changed is rebuilt in full (`fleetledger run --full-refresh`).
+
+    dbt-duckdb's `incremental` with `delete+insert`, which these models used before, wrote the
+    new rows to a temporary table, compared its columns with the stored table's twice, deleted
+    the days found in it and inserted: some ten statements a model and their Jinja, where the
+    pre-hook had emptied those days already (docs/performance.md). -#}
 {% materialization day_batches, adapter='duckdb' %}
     {%- set existing = load_cached_relation(this) -%}
     {%- set target = this.incorporate(type='table') -%}
     {%- set incremental = existing is not none and existing.is_table and not should_full_refresh() -%}
+    {%- set batches = day_batches() or [none] -%}
+    {%- set in_place = incremental or batches | length == 1 -%}
     {%- set intermediate = make_intermediate_relation(target) -%}
     {%- set backup = make_backup_relation(target, 'table' if existing is none else existing.type) -%}
-    {%- set building = target if incremental else intermediate -%}
-    {{ drop_relation_if_exists(load_cached_relation(intermediate)) }}
-    {{ drop_relation_if_exists(load_cached_relation(backup)) }}
+    {%- set building = target if in_place else intermediate -%}
+    {%- if not in_place -%}
+        {{ drop_relation_if_exists(load_cached_relation(intermediate)) }}
+        {{ drop_relation_if_exists(load_cached_relation(backup)) }}
+    {%- endif -%}
 
     {{ run_hooks(pre_hooks, inside_transaction=False) }}
     {{ run_hooks(pre_hooks, inside_transaction=True) }}
+    {%- if in_place and not incremental and existing is not none and not existing.is_table -%}
+        {{ adapter.drop_relation(existing) }}
+    {%- endif -%}
 
-    {%- set batches = day_batches() or [none] -%}
     {%- for batch in batches -%}
         {%- if batch is not none -%}
             {%- do run_query('set variable fleetledger_day_from = ' ~ batch[0]) -%}
@@ -134,13 +146,17 @@
         {%- call statement('main' if loop.last else 'day_batch') -%}
             {%- if incremental or not loop.first -%}
                 insert into {{ building }} by name ({{ compiled_code }})
+            {%- elif in_place -%}
+                create or replace table {{ building }} as (
+                    {{ compiled_code }}
+                )
             {%- else -%}
                 {{ create_table_as(false, building, compiled_code) }}
             {%- endif -%}
         {%- endcall -%}
     {%- endfor -%}
 
-    {%- if not incremental -%}
+    {%- if not in_place -%}
         {%- if existing is not none -%}
             {%- do adapter.rename_relation(existing, backup) -%}
         {%- endif -%}
@@ -149,7 +165,7 @@
 
     {{ run_hooks(post_hooks, inside_transaction=True) }}
     {%- do adapter.commit() -%}
-    {%- if not incremental and existing is not none -%}
+    {%- if not in_place and existing is not none -%}
         {%- do adapter.drop_relation(backup) -%}
     {%- endif -%}
     {{ run_hooks(post_hooks, inside_transaction=False) }}

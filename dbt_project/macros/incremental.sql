@@ -39,7 +39,7 @@
 {% macro default__stored_by_day(day_column, meta, in_history) -%}
     {%- if in_history -%}{{ config(database=history_database()) }}{%- endif -%}
     {{ config(
-        materialized='day_batches' if meta.get('day_batches') and target.type == 'duckdb'
+        materialized='day_batches' if target.type == 'duckdb'
             else 'incremental',
         incremental_strategy=fleetledger_incremental_strategy(),
         unique_key=day_column,
