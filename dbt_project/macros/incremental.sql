@@ -208,8 +208,10 @@
 {%- endmacro %}
 
 {#- How an incremental model replaces the days a run rebuilds, per engine (docs/scaling.md):
-    DuckDB deletes the rebuilt days' rows and inserts the new ones (`delete+insert` on the
-    model's unique key); Spark overwrites the rebuilt day partitions of a Parquet table
+    DuckDB deletes the rebuilt days' rows and inserts the new ones (the models stored by day
+    use the project's `day_batches` materialization, macros/day_batches.sql, whose pre-hook
+    deletes; `delete+insert` on the model's unique key is the strategy of any other incremental
+    model); Spark overwrites the rebuilt day partitions of a Parquet table
     (`insert_overwrite` with spark.sql.sources.partitionOverwriteMode=dynamic, set in the spark
     profile; Delta and Iceberg would allow `merge`, but their jars are not available here). An
     incremental model takes it as
