@@ -15,8 +15,12 @@
 
 {% macro fleetledger_check_materialization_config() -%}
     {%- set unsupported = [] -%}
-    {%- if model.get('language', 'sql') != 'sql' -%}{%- do unsupported.append('language ' ~ model.language) -%}{%- endif -%}
-    {%- if config.get('contract') and config.get('contract').enforced -%}{%- do unsupported.append('contract') -%}{%- endif -%}
+    {%- if model.get('language', 'sql') != 'sql' -%}
+        {%- do unsupported.append('language ' ~ model.language) -%}
+    {%- endif -%}
+    {%- if config.get('contract') and config.get('contract').enforced -%}
+        {%- do unsupported.append('contract') -%}
+    {%- endif -%}
     {%- for key in ['grants', 'indexes', 'persist_docs'] -%}
         {%- if config.get(key) -%}{%- do unsupported.append(key) -%}{%- endif -%}
     {%- endfor -%}
