@@ -12,7 +12,8 @@ case
 {%- endmacro %}
 
 {#- The DCGM_EXP_XID_ERRORS_COUNT samples of the days a run recomputes, one row per GPU, XID code
-    (label `xid`, older exporters `err_code`; a sample without one is left out) and sample time:
+    (label `xid`, else `err_code`; ingest quarantined a code that is not a whole number and a
+    count above 0 without one, so a sample without one counts 0 and is left out) and sample time:
     gpu_uuid, host, gpu_index, t (epoch seconds), xid, value (the code's count over the
     exporter's window). `samples`: the DCGM samples (ref('int_dcgm_samples')). A subquery for
     int_health_xids and int_health_xid_count_last_samples. -#}

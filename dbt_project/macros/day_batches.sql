@@ -131,9 +131,6 @@
 
     {{ run_hooks(pre_hooks, inside_transaction=False) }}
     {{ run_hooks(pre_hooks, inside_transaction=True) }}
-    {%- if in_place and not incremental and existing is not none and not existing.is_table -%}
-        {{ adapter.drop_relation(existing) }}
-    {%- endif -%}
 
     {%- for batch in batches -%}
         {%- if batch is not none -%}
@@ -147,9 +144,7 @@
             {%- if incremental or not loop.first -%}
                 insert into {{ building }} by name ({{ compiled_code }})
             {%- elif in_place -%}
-                create or replace table {{ building }} as (
-                    {{ compiled_code }}
-                )
+                {{ fleetledger_create_or_replace_sql('table', existing, building, compiled_code) }}
             {%- else -%}
                 {{ create_table_as(false, building, compiled_code) }}
             {%- endif -%}

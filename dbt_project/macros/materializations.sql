@@ -33,19 +33,27 @@
     {%- endif -%}
 {%- endmacro %}
 
+{#- Drop `existing` (a cached relation, or none) when it is not of `relation_type`, then the
+    statement that replaces `target` with `sql` in one go; also the `day_batches`
+    materialization's first or full build of one batch (macros/day_batches.sql) -#}
+{% macro fleetledger_create_or_replace_sql(relation_type, existing, target, sql) -%}
+    {%- if existing is not none and existing.type != relation_type -%}
+        {%- do adapter.drop_relation(existing) -%}
+    {%- endif -%}
+    create or replace {{ relation_type }} {{ target }} as (
+        {{ sql }}
+    )
+{%- endmacro %}
+
 {% macro fleetledger_replace_relation(relation_type) -%}
     {%- do fleetledger_check_materialization_config() -%}
     {%- set existing = load_cached_relation(this) -%}
     {%- set target = this.incorporate(type=relation_type) -%}
     {{ run_hooks(pre_hooks, inside_transaction=False) }}
     {{ run_hooks(pre_hooks, inside_transaction=True) }}
-    {%- if existing is not none and existing.type != relation_type -%}
-        {{ adapter.drop_relation(existing) }}
-    {%- endif -%}
+    {%- set replace_sql = fleetledger_create_or_replace_sql(relation_type, existing, target, sql) -%}
     {% call statement('main') -%}
-        create or replace {{ relation_type }} {{ target }} as (
-            {{ sql }}
-        )
+        {{ replace_sql }}
     {%- endcall %}
     {{ run_hooks(post_hooks, inside_transaction=True) }}
     {{ adapter.commit() }}
