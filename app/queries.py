@@ -17,7 +17,7 @@ import streamlit as st
 import yaml
 
 from fleetledger import queries as q
-from fleetledger import queries_economics, queries_fleet, queries_runs, queries_spend
+from fleetledger import queries_economics, queries_fleet, queries_runs, queries_spend, yaml_text
 
 WAREHOUSE_FILE = "warehouse.duckdb"
 CONFIG_FILE = "fleetledger.yml"
@@ -90,7 +90,7 @@ def reporting_currency(home: str | Path | None = None) -> str:
     """The config's `reporting_currency` (the unit of every `cost` column); USD by default."""
     path = fleetledger_home(home) / CONFIG_FILE
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml_text.safe_load(path.read_text()) or {}
     except (OSError, yaml.YAMLError):
         return "USD"
     value = data.get("reporting_currency") if isinstance(data, dict) else None

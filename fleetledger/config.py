@@ -28,6 +28,7 @@ from pydantic import (
     model_validator,
 )
 
+from fleetledger import yaml_text
 from fleetledger.config_alerts import Alerts, Budget, check_budgets, check_team_channels
 from fleetledger.config_economics import EconomicsSettings
 from fleetledger.config_forecast import ForecastSettings
@@ -451,7 +452,7 @@ def load_config(path: Path | None = None) -> Config:
             f"{path}: no config file (set FLEETLEDGER_HOME or run `fleetledger demo`)"
         )
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml_text.safe_load(path.read_text()) or {}
     except yaml.YAMLError as err:
         raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(err)}") from None
     return parse_config(data, path)

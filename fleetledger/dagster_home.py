@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
+from fleetledger import yaml_text
 
 DAGSTER_DIR = "dagster"
 _CONFIG = """\
@@ -51,7 +51,7 @@ def run_instance(home: Path) -> Any:
     if os.environ.get("DAGSTER_HOME"):
         return DagsterInstance.get()
     path = ensure_dagster_home(home)
-    config = yaml.safe_load((path / "dagster.yaml").read_text()) or {}
+    config = yaml_text.safe_load((path / "dagster.yaml").read_text()) or {}
     if any(key in config for key in ("storage", "event_log_storage")):
         return DagsterInstance.from_config(str(path))  # the operator's own storage
     # Dagster's default sqlite files, written through one connection per file
