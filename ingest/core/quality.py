@@ -414,7 +414,7 @@ def validate_frame(
         # GX compares tz-aware columns through Series.values (a pandas 3.1 deprecation)
         warnings.filterwarnings("ignore", message="Series.values returning an ndarray")
         # whether every expectation holds first (`BOOLEAN_ONLY`: GX skips the counts and
-        # samples of unexpected values, a third of its time on a small partition); only a
+        # samples of unexpected values: about 40 % of its time on a small partition); only a
         # partition that fails is validated again for what the failures' details say
         validation = batch.validate(gx_suite, result_format="BOOLEAN_ONLY")
         if not validation.success:
