@@ -23,6 +23,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
 
@@ -85,8 +86,9 @@ def stop_children(grace_s: float = GRACE_S) -> list[int]:
 class _Subprocess:
     """`subprocess` as a module sees it while `children_die_with_parent` is active."""
 
-    def __init__(self, parent: int) -> None:
+    def __init__(self, parent: int, cwd: str | None = None) -> None:
         self._parent = parent
+        self._cwd = cwd
 
     def __getattr__(self, name: str) -> Any:
         return getattr(subprocess, name)
@@ -96,19 +98,23 @@ class _Subprocess:
             kwargs["preexec_fn"] = _pdeathsig(self._parent)
         # the child holds the run lock too: the home stays locked until it has exited
         kwargs["pass_fds"] = (*kwargs.get("pass_fds", ()), *held_lock_fds())
+        if self._cwd is not None:
+            kwargs["cwd"] = self._cwd
         proc = subprocess.Popen(*args, **kwargs)
         register(proc)
         return proc
 
 
 @contextmanager
-def children_die_with_parent(module: ModuleType) -> Iterator[None]:
+def children_die_with_parent(module: ModuleType, cwd: Path | None = None) -> Iterator[None]:
     """While active, the processes `module` starts with `subprocess.Popen` die with this one
-    and are registered for `stop_children` (the module's global `subprocess` is swapped)."""
+    and are registered for `stop_children` (the module's global `subprocess` is swapped);
+    with `cwd`, they start in that folder."""
     original = getattr(module, "subprocess", None)
     if original is not subprocess:
         raise RuntimeError(f"{module.__name__} does not use subprocess.Popen as expected")
-    module.subprocess = _Subprocess(os.getpid())  # type: ignore[attr-defined]
+    where = None if cwd is None else str(cwd)
+    module.subprocess = _Subprocess(os.getpid(), where)  # type: ignore[attr-defined]
     try:
         yield
     finally:

@@ -305,7 +305,7 @@ def _run_locked(
     from orchestration.build import build_definitions
     from orchestration.config_assets import CONFIG_TABLES_KEY
     from orchestration.dbt import FULL_REFRESH_TAG, dbt_project_dir, dbt_resource, run_target_dir
-    from orchestration.dbt_parse import prepare_home_parse
+    from orchestration.dbt_parse import prepare_home_parse, shared_profile_env
     from orchestration.ingest_assets import SOURCE_AVAILABLE_CHECK, raw_asset_key
     from orchestration.publish import WAREHOUSE_SNAPSHOT_KEY
     from orchestration.schedules import DAILY_JOB_NAME
@@ -317,6 +317,7 @@ def _run_locked(
             "FLEETLEDGER_HOME": str(home),
             **cfg.warehouse.env(),
             **cfg.warehouse.dbt_env(home),
+            **(shared_profile_env(cfg.warehouse) if cfg.warehouse.engine == "duckdb" else {}),
         }
         prepare_home_parse(home, cfg, dbt_resource(cfg), profile_env)
         say("loading definitions")

@@ -53,7 +53,14 @@ from ingest.core.findings import IngestFinding
 from ingest.core.findings_landing import LANDING_FINDINGS_SOURCE, add_ingest_findings
 from ingest.core.landing import recover_crashed_writes, write_schema_files
 from orchestration.config_assets import CONFIG_TABLES_KEY
-from orchestration.dbt_parse import PARTIAL_PARSE, adopt_prepared_parse, config_dbt_vars
+from orchestration.dbt_parse import (
+    PARTIAL_PARSE,
+    adopt_prepared_parse,
+    config_dbt_vars,
+    dbt_working_dir,
+    seed_home_parse,
+    shared_profile_env,
+)
 from orchestration.ingest_assets import kinds_landing, raw_asset_key
 from orchestration.partitions import SINGLE_RUN, partitions_for
 from orchestration.resources import FleetResource
@@ -186,7 +193,12 @@ def dbt_executable() -> str:
 def _prepare(project: DbtProject) -> None:
     """`dbt deps` (when the project has packages) and `dbt parse`, guarded against concurrent
     processes doing the same."""
-    cli = FleetDbtCliResource(project_dir=project, dbt_executable=dbt_executable())
+    # the vars, target and profile environment of a build with the default settings, so that
+    # this parse's cache serves every home that keeps them (orchestration/dbt_parse.py)
+    defaults = WarehouseSettings()
+    cli = FleetDbtCliResource(
+        project_dir=project, dbt_executable=dbt_executable(), target=defaults.dbt_target
+    )
 
     def deps() -> None:
         with children_die_with_parent(dbt_cli_invocation):
@@ -194,8 +206,10 @@ def _prepare(project: DbtProject) -> None:
         invocation.wait()
 
     def parse() -> None:
-        with children_die_with_parent(dbt_cli_invocation):
-            invocation = cli.cli(["parse", "--quiet"], target_path=project.target_path)
+        args = ["parse", "--vars", json.dumps(config_dbt_vars(None)), "--quiet"]
+        env = shared_profile_env(defaults)
+        with environment(env), children_die_with_parent(dbt_cli_invocation):
+            invocation = cli.cli(args, target_path=project.target_path)
         invocation.wait()
 
     has_packages = any(
@@ -357,6 +371,7 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             if refresh and warehouse.engine == "duckdb"
             else []
         )
+        on_duckdb = warehouse.engine == "duckdb"
         run_env = {
             # the Spark target's session and locations (nothing for DuckDB)
             **warehouse.dbt_env(home),
@@ -371,8 +386,10 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             # fct_data_health stamps this build's findings with the run
             "FLEETLEDGER_RUN_ID": context.run.run_id,
             "FLEETLEDGER_RUN_AT": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
-            # the DuckDB memory limit and threads (`warehouse:`), read by profiles.yml
+            # the DuckDB memory limit and threads (`warehouse:`), read by profiles.yml, and the
+            # warehouse files' folder: dbt runs in the home's build/ (orchestration/dbt_parse.py)
             **warehouse.env(),
+            **(shared_profile_env(warehouse) if on_duckdb else {}),
             # dbt's file log (`build/dbt/<run id>/dbt.log`) at info, unless the environment asks
             # for more: at debug it writes every statement and event as JSON (12 MB a daily run
             # at 128 GPUs), about 2 s of the daily build's 20 (docs/performance.md)
@@ -384,6 +401,8 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
         # (orchestration/dbt_parse.py)
         if adopt_prepared_parse(home):
             context.log.info("dbt: using the parse cache made at the run's start")
+        elif seed_home_parse(home, cfg, project_dir):
+            context.log.info("dbt: starting from the project's parse cache")
         target = build_target_path(home, context.run.run_id)
         record_day_batches(target, batches)
         if len(batches) > 1:
@@ -401,7 +420,8 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             with guarded_build(
                 home, span, build_inputs(cfg, project_dir), full_refresh=bool(refresh)
             ):
-                with children_die_with_parent(dbt_cli_invocation):
+                workdir = dbt_working_dir(home) if on_duckdb else None
+                with children_die_with_parent(dbt_cli_invocation, cwd=workdir):
                     invocation = dbt.cli(args, context=context, target_path=target)
                 yield from _asset_events(context, invocation)
                 if warehouse.engine == "spark":

@@ -10,6 +10,15 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from fleetledger.config_warehouse import WarehouseSettings
+from orchestration.dbt_parse import (
+    PARTIAL_PARSE,
+    config_dbt_vars,
+    dbt_working_dir,
+    project_parse_cache,
+    shared_profile_env,
+)
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -102,29 +111,36 @@ def dbt_invoke(
     args = ["build", "--select", select, "--exclude-resource-type", "unit_test"]
     if exclude:
         args += ["--exclude", exclude]
+    target, variables = shared_parse(home, home / "dbt_target", dbt_vars)
     args += [
         "--project-dir",
         str(REPO / "dbt_project"),
         "--profiles-dir",
         str(REPO / "dbt_project"),
         "--target-path",
-        str(home / "dbt_target"),
+        str(target),
         "--log-path",
         str(home / "dbt_logs"),
+        "--target",
+        WarehouseSettings().dbt_target,
+        "--vars",
+        json.dumps(dbt_vars or config_dbt_vars(None)),
     ]
-    if dbt_vars:
-        args += ["--vars", json.dumps(dbt_vars)]
     if full_refresh:
         args.append("--full-refresh")
     args.append("--quiet")
-    variables = {"FLEETLEDGER_HOME": str(home), **(env or {})}
+    variables.update(env or {})
     if run_id is not None:
         variables["FLEETLEDGER_RUN_ID"] = run_id
     old = {k: os.environ.get(k) for k in variables}
     os.environ.update(variables)
+    cwd = os.getcwd()
+    # as the pipeline runs dbt: in the home's build/, the profile's warehouse paths relative
+    os.chdir(dbt_working_dir(home))
     try:
         result = dbtRunner().invoke(args)
     finally:
+        os.chdir(cwd)
         _close_dbt_duckdb()
         for k, v in old.items():
             if v is None:
@@ -132,3 +148,21 @@ def dbt_invoke(
             else:
                 os.environ[k] = v
     return result
+
+
+def shared_parse(
+    home: Path, target: Path, dbt_vars: dict[str, Any] | None = None
+) -> tuple[Path, dict[str, str]]:
+    """`target` for a dbt run over `home` as the pipeline runs it, and the environment to run
+    it with: the profile the same for every home, and, when `target` has no parse cache yet and
+    the vars are the defaults, the project's own (orchestration/dbt_parse.py), so that dbt does
+    not parse the whole project again for each test's home. Run dbt in `dbt_working_dir(home)`."""
+    from orchestration.dbt import parse_if_changed
+
+    target.mkdir(parents=True, exist_ok=True)
+    parse_if_changed(REPO / "dbt_project")
+    made = project_parse_cache(REPO / "dbt_project")
+    cache = target / PARTIAL_PARSE
+    if not cache.exists() and made.is_file() and dbt_vars in (None, config_dbt_vars(None)):
+        shutil.copy(made, cache)
+    return target, {"FLEETLEDGER_HOME": str(home), **shared_profile_env(WarehouseSettings())}

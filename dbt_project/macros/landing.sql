@@ -1,7 +1,11 @@
 {#- The landing zone (docs/landing.md) as the `landing` source's tables.
 
     DuckDB reads each table in place through the source's `external_location` meta
-    (`read_parquet('<home>/raw/<table>/**/*.parquet', union_by_name=true)`): nothing to create.
+    (`read_parquet('$LANDING/<table>/**/*.parquet', union_by_name=true)`): nothing to create.
+    The staging models read a landing table through `landing(table)`, which puts the landing
+    zone's path, $FLEETLEDGER_HOME/raw, in place of `$LANDING` when the model runs, so that the
+    views name the home's files while parsing the project reads no home: one parse cache
+    serves every home (orchestration/dbt_parse.py).
 
     Spark (on-run-start, `create_landing_tables`): for each landing table, an external Parquet
     table `landing.<table>__files` over `<landing>/<table>/*` (every `<source>/<partition>/` file
@@ -13,6 +17,29 @@
     view `landing.<table>` that adds the file's path in that column (parsed for source and
     partition as DuckDB's `filename=true` column is). `<landing>` is
     $FLEETLEDGER_LANDING_LOCATION (an `s3a://` URI on a cluster), else $FLEETLEDGER_HOME/raw. -#}
+
+{% macro landing(table) -%}
+    {#- `source()` records the lineage (and is what a unit test replaces with its rows) -#}
+    {{ return(adapter.dispatch('landing')(source('landing', table))) }}
+{%- endmacro %}
+
+{% macro default__landing(relation) -%}
+    {{ return(relation) }}
+{%- endmacro %}
+
+{#- Spark: `landing.<table>`, the table `create_landing_tables` made over the landing zone -#}
+{% macro spark__landing(relation) -%}
+    {{ return(relation) }}
+{%- endmacro %}
+
+{% macro duckdb__landing(relation) -%}
+    {%- set text = relation | string -%}
+    {#- the home is read when the model runs, never while the project is parsed -#}
+    {%- if execute and '$LANDING' in text -%}
+        {%- set text = text | replace('$LANDING', env_var('FLEETLEDGER_HOME', '../data') ~ '/raw') -%}
+    {%- endif -%}
+    {{ return(text) }}
+{%- endmacro %}
 
 {% macro create_landing_tables() -%}
     {{ return(adapter.dispatch('create_landing_tables')()) }}

@@ -4,7 +4,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'aws_cur_deliveries') }}
+    select * from {{ landing('aws_cur_deliveries') }}
 
 ),
 

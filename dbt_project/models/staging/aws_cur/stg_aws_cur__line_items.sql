@@ -3,7 +3,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'aws_cur_lines') }}
+    select * from {{ landing('aws_cur_lines') }}
 
 ),
 

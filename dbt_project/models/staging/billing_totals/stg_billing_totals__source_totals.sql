@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'billing_source_totals') }}
+    select * from {{ landing('billing_source_totals') }}
 
 ),
 

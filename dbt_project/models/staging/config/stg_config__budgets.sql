@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'config_budgets') }}
+    select * from {{ landing('config_budgets') }}
 
 ),
 

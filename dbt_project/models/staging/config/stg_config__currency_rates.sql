@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'config_currency_rates') }}
+    select * from {{ landing('config_currency_rates') }}
 
 ),
 

@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'config_inventory') }}
+    select * from {{ landing('config_inventory') }}
 
 ),
 

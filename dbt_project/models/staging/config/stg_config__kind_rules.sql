@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'config_kind_rules') }}
+    select * from {{ landing('config_kind_rules') }}
 
 ),
 

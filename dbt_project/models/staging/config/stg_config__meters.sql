@@ -4,7 +4,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'config_meters') }}
+    select * from {{ landing('config_meters') }}
 
 ),
 

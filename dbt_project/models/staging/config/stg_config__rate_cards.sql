@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'config_rate_cards') }}
+    select * from {{ landing('config_rate_cards') }}
 
 ),
 

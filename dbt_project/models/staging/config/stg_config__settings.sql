@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'config_settings') }}
+    select * from {{ landing('config_settings') }}
 
 ),
 

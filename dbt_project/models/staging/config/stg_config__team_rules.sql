@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'config_team_rules') }}
+    select * from {{ landing('config_team_rules') }}
 
 ),
 

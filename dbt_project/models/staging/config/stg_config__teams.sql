@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'config_teams') }}
+    select * from {{ landing('config_teams') }}
 
 ),
 

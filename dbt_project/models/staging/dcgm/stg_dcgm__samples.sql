@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'dcgm_samples') }}
+    select * from {{ landing('dcgm_samples') }}
 
 ),
 

@@ -30,7 +30,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'focus_lines') }}
+    select * from {{ landing('focus_lines') }}
 
 ),
 

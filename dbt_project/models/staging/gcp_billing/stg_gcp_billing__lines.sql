@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'gcp_billing_lines') }}
+    select * from {{ landing('gcp_billing_lines') }}
 
 ),
 

@@ -4,7 +4,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'gcp_catalog_skus') }}
+    select * from {{ landing('gcp_catalog_skus') }}
 
 ),
 

@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'inference_samples') }}
+    select * from {{ landing('inference_samples') }}
 
 ),
 

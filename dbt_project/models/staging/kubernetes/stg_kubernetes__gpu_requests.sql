@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'k8s_gpu_requests') }}
+    select * from {{ landing('k8s_gpu_requests') }}
 
 ),
 

@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'k8s_pods') }}
+    select * from {{ landing('k8s_pods') }}
 
 ),
 

@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'kueue_workloads') }}
+    select * from {{ landing('kueue_workloads') }}
 
 ),
 

@@ -4,7 +4,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'accounted_days') }}
+    select * from {{ landing('accounted_days') }}
 
 ),
 

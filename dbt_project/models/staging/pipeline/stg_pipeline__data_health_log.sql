@@ -4,7 +4,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'data_health_log') }}
+    select * from {{ landing('data_health_log') }}
 
 ),
 

@@ -5,7 +5,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'ingest_findings') }}
+    select * from {{ landing('ingest_findings') }}
 
 ),
 

@@ -4,7 +4,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'node_gpu_power_hourly') }}
+    select * from {{ landing('node_gpu_power_hourly') }}
 
 ),
 

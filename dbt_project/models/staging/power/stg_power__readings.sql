@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'power_readings') }}
+    select * from {{ landing('power_readings') }}
 
 ),
 

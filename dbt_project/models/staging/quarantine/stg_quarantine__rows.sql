@@ -6,7 +6,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'quarantine') }}
+    select * from {{ landing('quarantine') }}
 
 ),
 

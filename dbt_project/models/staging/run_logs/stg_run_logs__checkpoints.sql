@@ -3,7 +3,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'run_log_checkpoints') }}
+    select * from {{ landing('run_log_checkpoints') }}
 
 ),
 

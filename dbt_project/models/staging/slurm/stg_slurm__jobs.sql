@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'slurm_jobs') }}
+    select * from {{ landing('slurm_jobs') }}
 
 ),
 

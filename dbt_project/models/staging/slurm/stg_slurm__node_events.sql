@@ -2,7 +2,7 @@ with
 
 source as (
 
-    select * from {{ source('landing', 'slurm_node_events') }}
+    select * from {{ landing('slurm_node_events') }}
 
 ),
 
