@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -106,13 +108,31 @@ def dbt_invoke(
     `result` lists each node's status, message and failures), whether it succeeded or not."""
     from dbt.cli.main import dbtRunner
 
-    (home / "build").mkdir(parents=True, exist_ok=True)
     # the unit tests run once, in tests/test_dbt_unit_tests.py
     args = ["build", "--select", select, "--exclude-resource-type", "unit_test"]
     if exclude:
         args += ["--exclude", exclude]
+    if full_refresh:
+        args.append("--full-refresh")
+    variables = dict(env or {})
+    if run_id is not None:
+        variables["FLEETLEDGER_RUN_ID"] = run_id
+    with as_the_pipeline_runs_dbt(home, dbt_vars, variables) as common:
+        return dbtRunner().invoke([*args, *common, "--quiet"])
+
+
+@contextmanager
+def as_the_pipeline_runs_dbt(
+    home: Path, dbt_vars: dict[str, Any] | None = None, env: dict[str, str] | None = None
+) -> Iterator[list[str]]:
+    """While active, dbt run in this process over `home` runs as the pipeline runs it: in the
+    home's build/, with the profile's environment and `env` set (restored after); yields the
+    arguments to add (the project, profile, target, vars, and a target path, `dbt_target`,
+    seeded with the project's parse cache, `shared_parse`). dbt-duckdb's database is closed
+    after, so the test can open the warehouse."""
     target, variables = shared_parse(home, home / "dbt_target", dbt_vars)
-    args += [
+    variables.update(env or {})
+    args = [
         "--project-dir",
         str(REPO / "dbt_project"),
         "--profiles-dir",
@@ -126,19 +146,13 @@ def dbt_invoke(
         "--vars",
         json.dumps(dbt_vars or config_dbt_vars(None)),
     ]
-    if full_refresh:
-        args.append("--full-refresh")
-    args.append("--quiet")
-    variables.update(env or {})
-    if run_id is not None:
-        variables["FLEETLEDGER_RUN_ID"] = run_id
     old = {k: os.environ.get(k) for k in variables}
     os.environ.update(variables)
     cwd = os.getcwd()
-    # as the pipeline runs dbt: in the home's build/, the profile's warehouse paths relative
+    dbt_working_dir(home).mkdir(parents=True, exist_ok=True)
     os.chdir(dbt_working_dir(home))
     try:
-        result = dbtRunner().invoke(args)
+        yield args
     finally:
         os.chdir(cwd)
         _close_dbt_duckdb()
@@ -147,7 +161,6 @@ def dbt_invoke(
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    return result
 
 
 def shared_parse(

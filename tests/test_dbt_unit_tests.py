@@ -8,7 +8,6 @@ schema files and a config's tables, then runs the unit tests. No pipeline, no fl
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -31,29 +30,18 @@ def _unit_tests_in_the_project(target: Path) -> set[str]:
 @pytest.fixture(scope="module")
 def unit_results(small_fleet: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     from dbt.cli.main import dbtRunner
-    from dbt_in_process import _close_dbt_duckdb
+    from dbt_in_process import as_the_pipeline_runs_dbt
 
     home = tmp_path_factory.mktemp("dbt_unit")
     shutil.copy(small_fleet / "fleetledger.yml", home / "fleetledger.yml")
     write_schema_files(home)
     write_config_tables(load_config(home / "fleetledger.yml"), home)
-    (home / "build").mkdir()
     target = home / "dbt_target"
-    common = ["--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT)]
-    common += ["--target-path", str(target), "--log-path", str(home / "dbt_logs"), "--quiet"]
-    old = os.environ.get("FLEETLEDGER_HOME")
-    os.environ["FLEETLEDGER_HOME"] = str(home)
-    try:
+    with as_the_pipeline_runs_dbt(home) as common:
         runner = dbtRunner()
-        empty = runner.invoke(["run", "--empty", *common])
+        empty = runner.invoke(["run", "--empty", *common, "--quiet"])
         assert empty.success, f"the empty build failed: {empty.exception}"
-        unit = runner.invoke(["test", "--resource-type", "unit_test", *common])
-    finally:
-        _close_dbt_duckdb()
-        if old is None:
-            os.environ.pop("FLEETLEDGER_HOME", None)
-        else:
-            os.environ["FLEETLEDGER_HOME"] = old
+        unit = runner.invoke(["test", "--resource-type", "unit_test", *common, "--quiet"])
     return {
         "success": unit.success,
         # the project's on-run-start hook runs too; only the unit tests' results count

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -20,6 +19,7 @@ from typing import Any
 
 import duckdb
 import pytest
+from dbt_in_process import shared_parse
 from test_azure_oci import AZURE_BOM, AZURE_CAD, OCI, csv_dicts, samples
 from test_focus_samples import PROVIDERS, focus_sample
 from test_gcp_billing_files import CSV_2020, CSV_2022, by_hand, gcp_samples
@@ -27,7 +27,9 @@ from test_gcp_catalog import H100, catalog_server, catalog_source
 
 from fleetledger.config import Config
 from fleetledger.config_tables import write_config_tables
+from fleetledger.config_warehouse import WarehouseSettings
 from ingest.registry import ingest_source
+from orchestration.dbt_parse import config_dbt_vars, dbt_working_dir
 
 REPO = Path(__file__).resolve().parents[2]
 CAD_RATE = 0.74
@@ -68,12 +70,7 @@ def gpu_rows() -> list[dict[str, Any]]:
 
 
 def dbt_run(home: Path) -> None:
-    target = home / "dbt_target"
-    target.mkdir(parents=True, exist_ok=True)
-    cached = REPO / "dbt_project/target/partial_parse.msgpack"
-    if cached.is_file():  # a parse of the same project: dbt re-checks every file's hash
-        shutil.copy(cached, target / "partial_parse.msgpack")
-    (home / "build").mkdir(exist_ok=True)
+    target, env = shared_parse(home, home / "dbt_target")
     dbt = Path(sys.executable).parent / "dbt"
     cmd = [
         str(dbt if dbt.exists() else "dbt"),
@@ -88,9 +85,17 @@ def dbt_run(home: Path) -> None:
         str(target),
         "--log-path",
         str(home / "dbt_logs"),
+        "--target",
+        WarehouseSettings().dbt_target,
+        "--vars",
+        json.dumps(config_dbt_vars(None)),
     ]
-    env = dict(os.environ, FLEETLEDGER_HOME=str(home))
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    # as the pipeline runs dbt: in the home's build/, the profile the same for every home
+    workdir = dbt_working_dir(home)
+    workdir.mkdir(parents=True, exist_ok=True)
+    p = subprocess.run(
+        cmd, env=dict(os.environ, **env), cwd=workdir, capture_output=True, text=True, timeout=600
+    )
     assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-3000:]
 
 
