@@ -92,9 +92,10 @@ def run_target_dir(home: Path, run_id: str) -> Path:
 
 def build_target_path(home: Path, run_id: str) -> Path:
     """This run's dbt target folder, `$FLEETLEDGER_HOME/build/dbt/<run id>`, seeded with the
-    home's last `partial_parse.msgpack` (dbt then re-parses only the files that changed; the
-    project's own parse cache is for another profile path, which forces a full parse). Older
-    run folders beyond the last few are removed, so the artifacts do not pile up."""
+    home's last `partial_parse.msgpack` (dbt then re-parses only the files that changed; a new
+    home's is a copy of the project's own, or the parse made at the run's start:
+    orchestration/dbt_parse.py). Older run folders beyond the last few are removed, so the
+    artifacts do not pile up."""
     target = run_target_dir(home, run_id)
     root = target.parent
     target.mkdir(parents=True, exist_ok=True)
