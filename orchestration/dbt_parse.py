@@ -89,18 +89,23 @@ def shares_project_parse(cfg: Config | None) -> bool:
     )
 
 
-def seed_home_parse(home: Path, cfg: Config | None, project_dir: Path) -> bool:
-    """Copy the project's parse cache as the home's when the home has none and shares it;
-    whether it did."""
-    cache = home_parse_cache(home)
+def seed_parse_cache(cache: Path, project_dir: Path) -> bool:
+    """Copy the project's parse cache to `cache` (written beside it, then renamed in) when there
+    is none there yet; whether it did."""
     made = project_parse_cache(project_dir)
-    if cache.exists() or not made.is_file() or not shares_project_parse(cfg):
+    if cache.exists() or not made.is_file():
         return False
     cache.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache.parent / f".{PARTIAL_PARSE}.seed"
     shutil.copy(made, tmp)
     tmp.replace(cache)
     return True
+
+
+def seed_home_parse(home: Path, cfg: Config | None, project_dir: Path) -> bool:
+    """Copy the project's parse cache as the home's when the home has none and shares it;
+    whether it did."""
+    return shares_project_parse(cfg) and seed_parse_cache(home_parse_cache(home), project_dir)
 
 
 def home_parse_cache(home: Path) -> Path:

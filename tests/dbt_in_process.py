@@ -17,7 +17,7 @@ from orchestration.dbt_parse import (
     PARTIAL_PARSE,
     config_dbt_vars,
     dbt_working_dir,
-    project_parse_cache,
+    seed_parse_cache,
     shared_profile_env,
 )
 
@@ -132,20 +132,7 @@ def as_the_pipeline_runs_dbt(
     after, so the test can open the warehouse."""
     target, variables = shared_parse(home, home / "dbt_target", dbt_vars)
     variables.update(env or {})
-    args = [
-        "--project-dir",
-        str(REPO / "dbt_project"),
-        "--profiles-dir",
-        str(REPO / "dbt_project"),
-        "--target-path",
-        str(target),
-        "--log-path",
-        str(home / "dbt_logs"),
-        "--target",
-        WarehouseSettings().dbt_target,
-        "--vars",
-        json.dumps(dbt_vars or config_dbt_vars(None)),
-    ]
+    args = pipeline_dbt_args(home, target, dbt_vars)
     old = {k: os.environ.get(k) for k in variables}
     os.environ.update(variables)
     cwd = os.getcwd()
@@ -163,6 +150,28 @@ def as_the_pipeline_runs_dbt(
                 os.environ[k] = v
 
 
+def pipeline_dbt_args(
+    home: Path, target: Path, dbt_vars: dict[str, Any] | None = None
+) -> list[str]:
+    """dbt's arguments for a run over `home` as the pipeline gives them: the project and
+    profile, `target` as the target path, the default target, and the vars (the defaults
+    unless `dbt_vars`)."""
+    return [
+        "--project-dir",
+        str(REPO / "dbt_project"),
+        "--profiles-dir",
+        str(REPO / "dbt_project"),
+        "--target-path",
+        str(target),
+        "--log-path",
+        str(home / "dbt_logs"),
+        "--target",
+        WarehouseSettings().dbt_target,
+        "--vars",
+        json.dumps(dbt_vars or config_dbt_vars(None)),
+    ]
+
+
 def shared_parse(
     home: Path, target: Path, dbt_vars: dict[str, Any] | None = None
 ) -> tuple[Path, dict[str, str]]:
@@ -174,8 +183,6 @@ def shared_parse(
 
     target.mkdir(parents=True, exist_ok=True)
     parse_if_changed(REPO / "dbt_project")
-    made = project_parse_cache(REPO / "dbt_project")
-    cache = target / PARTIAL_PARSE
-    if not cache.exists() and made.is_file() and dbt_vars in (None, config_dbt_vars(None)):
-        shutil.copy(made, cache)
+    if dbt_vars in (None, config_dbt_vars(None)):
+        seed_parse_cache(target / PARTIAL_PARSE, REPO / "dbt_project")
     return target, {"FLEETLEDGER_HOME": str(home), **shared_profile_env(WarehouseSettings())}

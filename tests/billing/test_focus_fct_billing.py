@@ -19,7 +19,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from dbt_in_process import shared_parse
+from dbt_in_process import pipeline_dbt_args, shared_parse
 from test_azure_oci import AZURE_BOM, AZURE_CAD, OCI, csv_dicts, samples
 from test_focus_samples import PROVIDERS, focus_sample
 from test_gcp_billing_files import CSV_2020, CSV_2022, by_hand, gcp_samples
@@ -27,9 +27,8 @@ from test_gcp_catalog import H100, catalog_server, catalog_source
 
 from fleetledger.config import Config
 from fleetledger.config_tables import write_config_tables
-from fleetledger.config_warehouse import WarehouseSettings
 from ingest.registry import ingest_source
-from orchestration.dbt_parse import config_dbt_vars, dbt_working_dir
+from orchestration.dbt_parse import dbt_working_dir
 
 REPO = Path(__file__).resolve().parents[2]
 CAD_RATE = 0.74
@@ -72,24 +71,8 @@ def gpu_rows() -> list[dict[str, Any]]:
 def dbt_run(home: Path) -> None:
     target, env = shared_parse(home, home / "dbt_target")
     dbt = Path(sys.executable).parent / "dbt"
-    cmd = [
-        str(dbt if dbt.exists() else "dbt"),
-        "run",
-        "--select",
-        "+fct_billing",
-        "--project-dir",
-        str(REPO / "dbt_project"),
-        "--profiles-dir",
-        str(REPO / "dbt_project"),
-        "--target-path",
-        str(target),
-        "--log-path",
-        str(home / "dbt_logs"),
-        "--target",
-        WarehouseSettings().dbt_target,
-        "--vars",
-        json.dumps(config_dbt_vars(None)),
-    ]
+    cmd = [str(dbt if dbt.exists() else "dbt"), "run", "--select", "+fct_billing"]
+    cmd += pipeline_dbt_args(home, target)
     # as the pipeline runs dbt: in the home's build/, the profile the same for every home
     workdir = dbt_working_dir(home)
     workdir.mkdir(parents=True, exist_ok=True)
