@@ -23,9 +23,12 @@
     {{ return(adapter.dispatch('landing')(source('landing', table))) }}
 {%- endmacro %}
 
-{#- the source relation itself; on Spark `landing.<table>`, the table `create_landing_tables`
-    made over the landing zone -#}
 {% macro default__landing(relation) -%}
+    {{ return(relation) }}
+{%- endmacro %}
+
+{#- Spark: `landing.<table>`, the table `create_landing_tables` made over the landing zone -#}
+{% macro spark__landing(relation) -%}
     {{ return(relation) }}
 {%- endmacro %}
 
