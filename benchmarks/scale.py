@@ -31,15 +31,19 @@ import argparse
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -384,6 +388,37 @@ def _total_memory_gib() -> float:
     return psutil.virtual_memory().total / 2**30
 
 
+def _option_error(err: Any) -> str:
+    """A bad `warehouse:` setting as the option that gave it (`--memory-limit '3 gigs': ...`)."""
+    field_name = str(err["loc"][0]) if err.get("loc") else ""
+    option = "--" + field_name.replace("_", "-")
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    given = str(err.get("input"))
+    return f"{option}: {msg}" if given in msg else f"{option} {given}: {msg}"
+
+
+@contextmanager
+def _sigterm_exits(stopped: list[int]) -> Iterator[None]:
+    """SIGTERM (`kill`, a CI job's timeout) ends the benchmark as Ctrl-C does, through the
+    `finally` that removes a temporary home (gigabytes at the target) and stops the daily
+    stage's child runs, instead of killing the process where it stands; the signal is appended
+    to `stopped` (a pipeline run reports the interruption as its own failure). Main thread
+    only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: Any) -> None:
+        stopped.append(signum)
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="fleetledger bench", description=__doc__)
     p.add_argument("--gpus", type=int, default=1024, help="GPUs, 8 a node (1024)")
@@ -447,23 +482,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         WarehouseSettings(
             memory_limit=spec.memory_limit or DEFAULT_MEMORY_LIMIT, threads=spec.threads
         )
-    except ValueError as e:  # pydantic's ValidationError is one
+    except ValidationError as e:
+        p.error("; ".join(_option_error(err) for err in e.errors()))
+    except ValueError as e:
         p.error(str(e))
     # a log file or pipe gets the whole table, not 80 columns
     console = Console(width=None if sys.stdout.isatty() else 132)
     home = args.out or Path(tempfile.mkdtemp(prefix="fleetledger-bench-"))
     if args.out and any(home.iterdir() if home.exists() else ()):
         p.error(f"--out {home} is not empty")
+    stopped: list[int] = []
     try:
-        result = run_bench(
-            spec, home, stages, console, args.dcgm_samples, histories, args.daily_runs
-        )
+        with _sigterm_exits(stopped):
+            result = run_bench(
+                spec, home, stages, console, args.dcgm_samples, histories, args.daily_runs
+            )
     except Mismatch as e:
         console.print(f"[red bold]MISMATCH[/] {e}")
         return 1
+    except SystemExit:
+        if not stopped:
+            raise
+    except Exception:
+        if not args.keep and args.out is None:
+            # a failed (or, during a Dagster run, interrupted: Dagster takes SIGTERM as its
+            # own interrupt) run's log lies in the home
+            console.print(f"the benchmark failed; its home {home} is removed (--keep keeps it)")
+        raise
     finally:
         if not args.keep and args.out is None:
             shutil.rmtree(home, ignore_errors=True)
+    if stopped:
+        kept = f"the home is kept: {home}" if args.keep or args.out else "the home was removed"
+        console.print(f"stopped by {signal.Signals(stopped[0]).name}; {kept}")
+        return 128 + stopped[0]
     print_result(result, console)
     if args.keep or args.out:
         console.print(f"home: {home}")

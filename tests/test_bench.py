@@ -16,6 +16,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from datetime import date
 from pathlib import Path
 
@@ -169,7 +173,10 @@ def test_cli_passes_options_to_the_bench_parser(capsys: pytest.CaptureFixture[st
 
 @pytest.mark.parametrize(
     ("option", "value", "says"),
-    [("--memory-limit", "3 gigs", "is not a memory size"), ("--threads", "0", "threads")],
+    [
+        ("--memory-limit", "3 gigs", "--memory-limit: '3 gigs' is not a memory size"),
+        ("--threads", "0", "--threads 0: Input should be greater than or equal to 1"),
+    ],
 )
 def test_bad_warehouse_settings_stop_the_bench_before_the_fleet_is_written(
     option: str, value: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -180,6 +187,28 @@ def test_bad_warehouse_settings_stop_the_bench_before_the_fleet_is_written(
     assert e.value.code == 2
     assert says in capsys.readouterr().err
     assert not out.exists()  # nothing generated
+
+
+def test_sigterm_stops_the_bench_and_removes_its_temporary_home(tmp_path: Path) -> None:
+    """`kill` (or a CI job's timeout) while the fleet is being written: the benchmark says it
+    was stopped, exits 128 + 15 and leaves no temporary home behind (at the target, GBs)."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    # the target's fleet takes about 40 s to write: the signal comes while it is written
+    cmd = [sys.executable, "-m", "benchmarks.scale", "--stages", "lower_bound"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob("fleetledger-bench-*/sources")):
+            assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+            assert time.monotonic() < deadline, "the benchmark never started writing its fleet"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert "stopped by SIGTERM; the home was removed" in out.decode()
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.fixture(scope="module")
