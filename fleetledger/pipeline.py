@@ -315,9 +315,13 @@ def _run_locked(
         # definitions and starting the run leave idle (orchestration/dbt_parse.py)
         profile_env = {
             "FLEETLEDGER_HOME": str(home),
-            **cfg.warehouse.env(),
             **cfg.warehouse.dbt_env(home),
-            **(shared_profile_env(cfg.warehouse) if cfg.warehouse.engine == "duckdb" else {}),
+            # the DuckDB settings (`warehouse:`) and, on DuckDB, the warehouse files' folder
+            **(
+                shared_profile_env(cfg.warehouse)
+                if cfg.warehouse.engine == "duckdb"
+                else cfg.warehouse.env()
+            ),
         }
         prepare_home_parse(home, cfg, dbt_resource(cfg), profile_env)
         say("loading definitions")

@@ -389,8 +389,7 @@ def build_dbt_assets(cfg: Config | None, has_config_asset: bool) -> AssetsDefini
             "FLEETLEDGER_RUN_AT": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
             # the DuckDB memory limit and threads (`warehouse:`), read by profiles.yml, and the
             # warehouse files' folder: dbt runs in the home's build/ (orchestration/dbt_parse.py)
-            **warehouse.env(),
-            **(shared_profile_env(warehouse) if on_duckdb else {}),
+            **(shared_profile_env(warehouse) if on_duckdb else warehouse.env()),
             # dbt's file log (`build/dbt/<run id>/dbt.log`) at info, unless the environment asks
             # for more: at debug it writes every statement and event as JSON (12 MB a daily run
             # at 128 GPUs), about 2 s of the daily build's 20 (docs/performance.md)
