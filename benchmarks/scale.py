@@ -65,6 +65,8 @@ from benchmarks.scale_fleet import IDLE_THRESHOLD, ScaleSpec, Written, planted_t
 from fleetledger.config_warehouse import DEFAULT_MEMORY_LIMIT, WarehouseSettings
 from fleetledger.pipeline import run_pipeline
 
+#: set by SIGTERM while `main` runs (`_sigterm_exits`): the fleet's writer stops at its next file
+STOP_REQUESTED = threading.Event()
 STAGES = ("pipeline", "baseline", "lower_bound", "dcgm_parse", "ingest", "daily")
 DEFAULT_STAGES = ("pipeline", "baseline", "lower_bound")
 #: benchmark stage → the Dagster step keys it sums (the rest is "other steps")
@@ -171,6 +173,10 @@ def run_bench(
         tasks: dict[str, Any] = {}
 
         def progress(what: str, done: int, total: int) -> None:
+            # a SIGTERM's exception raised inside a polars write is lost there: stop at the
+            # next file instead
+            if STOP_REQUESTED.is_set():
+                raise SystemExit(128 + signal.SIGTERM)
             if what not in tasks:
                 tasks[what] = bars.add_task(what, total=total)
             bars.update(tasks[what], completed=done)
@@ -410,8 +416,10 @@ def _sigterm_exits(stopped: list[int]) -> Iterator[None]:
 
     def stop(signum: int, _frame: Any) -> None:
         stopped.append(signum)
+        STOP_REQUESTED.set()
         raise SystemExit(128 + signum)
 
+    STOP_REQUESTED.clear()
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         yield

@@ -41,7 +41,13 @@ from benchmarks.daily_stage import (
     summarize,
 )
 from benchmarks.pipeline_process import run_in_process
-from benchmarks.scale import BenchResult, dbt_project_changed, group_steps, run_bench
+from benchmarks.scale import (
+    STOP_REQUESTED,
+    BenchResult,
+    dbt_project_changed,
+    group_steps,
+    run_bench,
+)
 from benchmarks.scale_fleet import ScaleSpec, node_day_frame, plan_jobs, planted_totals, write_fleet
 from fleetledger.cli import main
 from orchestration.dbt import dbt_project_dir
@@ -203,12 +209,29 @@ def test_sigterm_stops_the_bench_and_removes_its_temporary_home(tmp_path: Path) 
             assert time.monotonic() < deadline, "the benchmark never started writing its fleet"
             time.sleep(0.1)
         proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=60)
+        # at once, not after the rest of the fleet (about 40 s): a signal that lands inside a
+        # polars write stops the writer at its next file (the next test)
+        out, _ = proc.communicate(timeout=20)
     finally:
         proc.kill()
     assert proc.returncode == 128 + signal.SIGTERM
     assert "stopped by SIGTERM; the home was removed" in out.decode()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_stop_requested_while_a_file_is_written_stops_the_fleet_at_the_next(
+    tmp_path: Path,
+) -> None:
+    """The SIGTERM handler's exception is lost when it fires inside a polars write (the
+    writer went on to the end of the fleet); the request it leaves stops the next file."""
+    STOP_REQUESTED.set()
+    try:
+        with pytest.raises(SystemExit) as e:
+            run_bench(SPEC, tmp_path / "home", ("lower_bound",))
+    finally:
+        STOP_REQUESTED.clear()
+    assert e.value.code == 128 + signal.SIGTERM
+    assert len(list((tmp_path / "home").rglob("*.parquet"))) <= 1
 
 
 @pytest.fixture(scope="module")
