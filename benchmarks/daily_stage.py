@@ -24,7 +24,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from statistics import median
 
-from benchmarks.measure import PeakRss, dbt_model_seconds, step_seconds, stopwatch
+from benchmarks.measure import PeakRss, dbt_model_seconds, step_seconds, stop_point, stopwatch
 from benchmarks.pipeline_process import run_in_process
 from benchmarks.scale_fleet import ScaleSpec, write_fleet
 from fleetledger.publish import history_path, published_path
@@ -163,7 +163,7 @@ def run_daily_stage(
         home = root / f"daily-{h}"
         home.mkdir(parents=True, exist_ok=False)
         say(f"daily stage: writing {fleet.gpus} GPUs x {fleet.days} days into {home}")
-        write_fleet(fleet, home)
+        write_fleet(fleet, home, stop_point)
         say(f"daily stage: building the {h}-day history ({fleet.first_day}..)")
         # each run in a process of its own, as a scheduled daily run is: the daily run does not
         # inherit what the history build left in the benchmark's process

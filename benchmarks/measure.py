@@ -17,6 +17,17 @@ from pathlib import Path
 
 import psutil
 
+#: set when SIGTERM stops the benchmark (benchmarks/scale.py, `_sigterm_exits`)
+STOP_REQUESTED = threading.Event()
+
+
+def stop_point(_what: str = "", _done: int = 0, _total: int = 0) -> None:
+    """Raise the stop a SIGTERM asked for, if it did: the handler's own exception is lost
+    when it fires inside a polars write, so long loops call this between their steps (it takes
+    a progress callback's arguments, to be one)."""
+    if STOP_REQUESTED.is_set():
+        raise SystemExit(128 + 15)
+
 
 def tree_rss(pid: int | None = None) -> int:
     """Resident bytes of process `pid` (default: this one) plus all its descendants."""

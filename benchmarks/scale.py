@@ -55,18 +55,18 @@ from benchmarks.daily_stage import DailyTime, daily_ratio, growth, run_daily_sta
 from benchmarks.dcgm_parse import main as dcgm_main
 from benchmarks.ingest_stage import run_ingest_stage
 from benchmarks.measure import (
+    STOP_REQUESTED,
     PeakRss,
     dbt_model_seconds,
     model_ancestors,
     step_seconds,
+    stop_point,
     stopwatch,
 )
 from benchmarks.scale_fleet import IDLE_THRESHOLD, ScaleSpec, Written, planted_totals, write_fleet
 from fleetledger.config_warehouse import DEFAULT_MEMORY_LIMIT, WarehouseSettings
 from fleetledger.pipeline import run_pipeline
 
-#: set by SIGTERM while `main` runs (`_sigterm_exits`): the fleet's writer stops at its next file
-STOP_REQUESTED = threading.Event()
 STAGES = ("pipeline", "baseline", "lower_bound", "dcgm_parse", "ingest", "daily")
 DEFAULT_STAGES = ("pipeline", "baseline", "lower_bound")
 #: benchmark stage → the Dagster step keys it sums (the rest is "other steps")
@@ -173,10 +173,7 @@ def run_bench(
         tasks: dict[str, Any] = {}
 
         def progress(what: str, done: int, total: int) -> None:
-            # a SIGTERM's exception raised inside a polars write is lost there: stop at the
-            # next file instead
-            if STOP_REQUESTED.is_set():
-                raise SystemExit(128 + signal.SIGTERM)
+            stop_point()  # a SIGTERM's exception raised inside a polars write is lost there
             if what not in tasks:
                 tasks[what] = bars.add_task(what, total=total)
             bars.update(tasks[what], completed=done)

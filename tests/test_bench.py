@@ -40,9 +40,9 @@ from benchmarks.daily_stage import (
     run_order,
     summarize,
 )
+from benchmarks.measure import STOP_REQUESTED
 from benchmarks.pipeline_process import run_in_process
 from benchmarks.scale import (
-    STOP_REQUESTED,
     BenchResult,
     dbt_project_changed,
     group_steps,
