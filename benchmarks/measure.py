@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import sqlite3
 import threading
 import time
@@ -26,7 +27,7 @@ def stop_point(_what: str = "", _done: int = 0, _total: int = 0) -> None:
     when it fires inside a polars write, so long loops call this between their steps (it takes
     a progress callback's arguments, to be one)."""
     if STOP_REQUESTED.is_set():
-        raise SystemExit(128 + 15)
+        raise SystemExit(128 + signal.SIGTERM)
 
 
 def tree_rss(pid: int | None = None) -> int:

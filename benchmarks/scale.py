@@ -401,18 +401,17 @@ def _option_error(err: Any) -> str:
 
 
 @contextmanager
-def _sigterm_exits(stopped: list[int]) -> Iterator[None]:
+def _sigterm_exits() -> Iterator[None]:
     """SIGTERM (`kill`, a CI job's timeout) ends the benchmark as Ctrl-C does, through the
     `finally` that removes a temporary home (gigabytes at the target) and stops the daily
-    stage's child runs, instead of killing the process where it stands; the signal is appended
-    to `stopped` (a pipeline run reports the interruption as its own failure). Main thread
+    stage's child runs, instead of killing the process where it stands; it sets
+    `STOP_REQUESTED` (a pipeline run reports the interruption as its own failure). Main thread
     only."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def stop(signum: int, _frame: Any) -> None:
-        stopped.append(signum)
         STOP_REQUESTED.set()
         raise SystemExit(128 + signum)
 
@@ -496,9 +495,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     home = args.out or Path(tempfile.mkdtemp(prefix="fleetledger-bench-"))
     if args.out and any(home.iterdir() if home.exists() else ()):
         p.error(f"--out {home} is not empty")
-    stopped: list[int] = []
     try:
-        with _sigterm_exits(stopped):
+        with _sigterm_exits():
             result = run_bench(
                 spec, home, stages, console, args.dcgm_samples, histories, args.daily_runs
             )
@@ -506,7 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print(f"[red bold]MISMATCH[/] {e}")
         return 1
     except SystemExit:
-        if not stopped:
+        if not STOP_REQUESTED.is_set():
             raise
     except Exception:
         if not args.keep and args.out is None:
@@ -517,10 +515,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if not args.keep and args.out is None:
             shutil.rmtree(home, ignore_errors=True)
-    if stopped:
+    if STOP_REQUESTED.is_set():
         kept = f"the home is kept: {home}" if args.keep or args.out else "the home was removed"
-        console.print(f"stopped by {signal.Signals(stopped[0]).name}; {kept}")
-        return 128 + stopped[0]
+        console.print(f"stopped by SIGTERM; {kept}")
+        return 128 + signal.SIGTERM
     print_result(result, console)
     if args.keep or args.out:
         console.print(f"home: {home}")

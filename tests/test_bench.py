@@ -42,12 +42,7 @@ from benchmarks.daily_stage import (
 )
 from benchmarks.measure import STOP_REQUESTED
 from benchmarks.pipeline_process import run_in_process
-from benchmarks.scale import (
-    BenchResult,
-    dbt_project_changed,
-    group_steps,
-    run_bench,
-)
+from benchmarks.scale import BenchResult, dbt_project_changed, group_steps, run_bench
 from benchmarks.scale_fleet import ScaleSpec, node_day_frame, plan_jobs, planted_totals, write_fleet
 from fleetledger.cli import main
 from orchestration.dbt import dbt_project_dir
