@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import duckdb
 import pytest
 import yaml
 
@@ -62,8 +61,9 @@ def test_bad_settings_name_the_key(tmp_path: Path, warehouse: dict, message: str
 
 
 def test_dbt_profile_applies_the_settings() -> None:
-    """profiles.yml rendered as dbt renders it, with the build step's environment, and its
-    settings applied to a cursor the way dbt-duckdb does: DuckDB reports them back."""
+    """profiles.yml rendered as dbt renders it, with the build step's environment, the
+    database opened and a cursor made the way dbt-duckdb does (`config_options` once when the
+    file opens, `settings` on each cursor): DuckDB reports every setting back."""
     from dbt.adapters.duckdb.credentials import DuckDBCredentials
     from dbt.adapters.duckdb.environments import Environment
     from dbt.config.renderer import ProfileRenderer
@@ -74,12 +74,17 @@ def test_dbt_profile_applies_the_settings() -> None:
     with warehouse_env(WarehouseSettings(memory_limit="2GiB", threads=1)):
         set_invocation_context(os.environ)
         rendered = ProfileRenderer({}).render_data(output)
-    creds = DuckDBCredentials(path=":memory:", settings=rendered["settings"])
-    cursor = Environment.initialize_cursor(creds, duckdb.connect().cursor())
+    creds = DuckDBCredentials(
+        path=":memory:", config_options=rendered["config_options"], settings=rendered["settings"]
+    )
+    database = Environment.initialize_db(creds)
+    cursor = Environment.initialize_cursor(creds, database.cursor())
     got = cursor.execute(
-        "select current_setting('memory_limit'), current_setting('threads')"
+        "select current_setting('memory_limit'), current_setting('threads'), "
+        "current_setting('preserve_insertion_order'), current_setting('TimeZone'), "
+        "current_setting('parquet_metadata_cache')"
     ).fetchone()
-    assert got == ("2.0 GiB", 1)
+    assert got == ("2.0 GiB", 1, False, "UTC", True)
 
 
 def test_the_dbt_build_step_sets_the_settings(tmp_path: Path) -> None:
