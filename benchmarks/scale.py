@@ -507,11 +507,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not STOP_REQUESTED.is_set():
             raise
     except Exception:
-        if not args.keep and args.out is None:
-            # a failed (or, during a Dagster run, interrupted: Dagster takes SIGTERM as its
-            # own interrupt) run's log lies in the home
-            console.print(f"the benchmark failed; its home {home} is removed (--keep keeps it)")
-        raise
+        # after a SIGTERM, whatever the stop surfaced as is the stop: DuckDB interrupts its
+        # query and raises its own error ("Query interrupted") in place of the handler's
+        if not STOP_REQUESTED.is_set():
+            if not args.keep and args.out is None:
+                # a failed (or, during a Dagster run, interrupted: Dagster takes SIGTERM as its
+                # own interrupt) run's log lies in the home
+                console.print(f"the benchmark failed; its home {home} is removed (--keep keeps it)")
+            raise
     finally:
         if not args.keep and args.out is None:
             shutil.rmtree(home, ignore_errors=True)

@@ -214,6 +214,40 @@ def test_sigterm_stops_the_bench_and_removes_its_temporary_home(tmp_path: Path) 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_sigterm_during_a_duckdb_query_stops_the_bench_too(tmp_path: Path) -> None:
+    """DuckDB interrupts a query on SIGTERM and raises its own error ("Query interrupted") in
+    place of the handler's exit: still the stop (exit 128 + 15, the home removed), not a
+    failure with a traceback. The stage is a stand-in: one long DuckDB query."""
+    stage = (
+        "import sys, duckdb\n"
+        "import benchmarks.scale as scale\n"
+        "def a_stage(*args, **kwargs):\n"
+        "    print('querying', flush=True)\n"
+        "    duckdb.connect().execute(\n"
+        "        'select count(*) from range(100000000000) t(i) where i % 7 = 3'\n"
+        "    ).fetchall()\n"
+        "scale.run_bench = a_stage\n"
+        "sys.exit(scale.main(['--gpus', '8', '--days', '1', '--stages', 'lower_bound']))\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", stage], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().decode().strip() == "querying"
+        time.sleep(0.5)  # inside the query
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    text = out.decode()
+    assert proc.returncode == 128 + signal.SIGTERM, text
+    assert "stopped by SIGTERM; the home was removed" in text
+    assert "Traceback" not in text and "failed" not in text
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_stop_requested_while_a_file_is_written_stops_the_fleet_at_the_next(
     tmp_path: Path,
 ) -> None:
