@@ -235,7 +235,10 @@ def test_sigterm_during_a_duckdb_query_stops_the_bench_too(tmp_path: Path) -> No
     )
     try:
         assert proc.stdout is not None
-        assert proc.stdout.readline().decode().strip() == "querying"
+        before = []  # what the process printed first (a library's warning, say)
+        while (line := proc.stdout.readline().decode()).strip() != "querying":
+            assert line, "the stand-in stage never started: " + "".join(before)
+            before.append(line)
         time.sleep(0.5)  # inside the query
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=20)
